@@ -1,0 +1,122 @@
+// dltensor/dlpack.h: the DLPack ABI (data structures and constants), as dltensor reads and writes it.
+//
+// These are dltensor's own declarations of the DLPack 1.x binary interface, kept in namespace
+// `dlt::dlpack` so that they never collide with a `<dlpack/dlpack.h>` that user code includes too.
+// The layouts match DLPack's `DLTensor`, `DLManagedTensor` and `DLManagedTensorVersioned` field for
+// field. Backend-independent: no Python, no binding library.
+#pragma once
+
+#include <cstdint>
+
+namespace dlt {
+namespace dlpack {
+
+/// The DLPack ABI major version dltensor reads; a versioned tensor with another major is rejected.
+inline constexpr uint32_t major_version = 1;
+/// The newest DLPack minor version dltensor knows; sent as `__dlpack__(max_version=(1, minor))`.
+inline constexpr uint32_t minor_version = 3;
+/// The largest `ndim` dltensor accepts (NumPy's limit); anything above is treated as malformed.
+inline constexpr int32_t max_ndim = 64;
+
+/// `DLPackVersion`: the ABI version of a versioned managed tensor.
+struct Version {
+    uint32_t major;  ///< Incompatible ABI changes bump this; only `major_version` is read.
+    uint32_t minor;  ///< Compatible additions bump this; any value is accepted.
+};
+
+/// `DLDeviceType`: where the memory lives. Numbers are DLPack's; gaps (5, 6) are unassigned there.
+enum device_code : int32_t {
+    cpu = 1,           ///< Host memory.
+    cuda = 2,          ///< CUDA device memory.
+    cuda_host = 3,     ///< Pinned host memory allocated through CUDA.
+    opencl = 4,        ///< OpenCL device memory.
+    vulkan = 7,        ///< Vulkan buffer.
+    metal = 8,         ///< Metal buffer (Apple GPUs).
+    vpi = 9,           ///< Verilog simulator buffer.
+    rocm = 10,         ///< ROCm/HIP device memory.
+    rocm_host = 11,    ///< Pinned host memory allocated through ROCm.
+    ext_dev = 12,      ///< Reserved for extension devices.
+    cuda_managed = 13, ///< CUDA unified (managed) memory.
+    oneapi = 14,       ///< oneAPI unified shared memory.
+    webgpu = 15,       ///< WebGPU buffer.
+    hexagon = 16,      ///< Qualcomm Hexagon DSP memory.
+    maia = 17,         ///< Microsoft MAIA device memory.
+    trn = 18,          ///< AWS Trainium device memory.
+};
+
+/// True for a device type number that DLPack assigns (1..18 without 5 and 6).
+constexpr bool is_known_device_type(int32_t t) noexcept {
+    return t >= cpu && t <= trn && t != 5 && t != 6;
+}
+
+/// `DLDevice`: a device type and the index of the device within that type.
+struct Device {
+    int32_t device_type;  ///< A `device_code` number.
+    int32_t device_id;    ///< Index of the device (0 for the CPU).
+};
+
+/// `DLDataTypeCode`: the kind of scalar. Float8/6/4 codes (7..17) exist in DLPack and are rejected.
+enum dtype_code : uint8_t {
+    int_ = 0,      ///< Signed two's-complement integer.
+    uint_ = 1,      ///< Unsigned integer.
+    float_ = 2,    ///< IEEE 754 binary floating point.
+    opaque_ = 3,    ///< Opaque handle; never accepted.
+    bfloat_ = 4,    ///< bfloat16: the upper 16 bits of a float32.
+    complex_ = 5,   ///< Two floats (real, imaginary); `bits` counts both.
+    bool_ = 6,     ///< Boolean stored in `bits` (8 in practice) per element.
+};
+
+/// `DLDataType`: scalar kind, width in bits, and vector lanes (dltensor accepts only `lanes == 1`).
+struct DataType {
+    uint8_t code;    ///< A `dtype_code`.
+    uint8_t bits;    ///< Width of one lane in bits (complex: both halves together).
+    uint16_t lanes;  ///< Vector lanes per element; 1 for scalars.
+
+    constexpr bool operator==(const DataType &o) const noexcept {
+        return code == o.code && bits == o.bits && lanes == o.lanes;
+    }
+    constexpr bool operator!=(const DataType &o) const noexcept { return !(*this == o); }
+};
+
+/// `DLTensor`: a strided view of memory. Shape and strides are borrowed from the managed tensor.
+struct Tensor {
+    void *data;            ///< Base pointer; the first element is at `data + byte_offset`. NULL only when empty.
+    Device device;         ///< Where `data` lives.
+    int32_t ndim;          ///< Number of dimensions, 0 for a scalar.
+    DataType dtype;           ///< Element type.
+    int64_t *shape;        ///< `ndim` extents, each >= 0.
+    int64_t *strides;      ///< `ndim` strides in elements (may be 0 or negative); NULL means C order.
+    uint64_t byte_offset;  ///< Bytes from `data` to the first element.
+};
+
+/// `DLManagedTensor` (DLPack < 1.0, capsule name "dltensor"): a tensor with its owner's deleter.
+struct ManagedTensor {
+    Tensor dl_tensor;                          ///< The view.
+    void *manager_ctx;                         ///< The producer's bookkeeping; opaque.
+    void (*deleter)(ManagedTensor *self);     ///< Frees the tensor; called exactly once by the consumer. May be NULL.
+};
+
+/// `DLManagedTensorVersioned` (DLPack >= 1.0, capsule name "dltensor_versioned").
+struct ManagedTensorVersioned {
+    Version version;                                  ///< ABI version of this struct.
+    void *manager_ctx;                                ///< The producer's bookkeeping; opaque.
+    void (*deleter)(ManagedTensorVersioned *self);  ///< Frees the tensor; called exactly once. May be NULL.
+    uint64_t flags;                                   ///< `flag_*` bits below.
+    Tensor dl_tensor;                                 ///< The view.
+};
+
+/// `DLPACK_FLAG_BITMASK_READ_ONLY`: the consumer must not write through this tensor.
+inline constexpr uint64_t flag_read_only = 1ull << 0;
+/// `DLPACK_FLAG_BITMASK_IS_COPIED`: the producer made a copy for this export.
+inline constexpr uint64_t flag_is_copied = 1ull << 1;
+/// `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`: sub-byte elements are padded to one byte each.
+inline constexpr uint64_t flag_is_subbyte_type_padded = 1ull << 2;
+
+/// Capsule names of the DLPack Python protocol: a fresh capsule, and one a consumer has taken.
+inline constexpr const char *capsule_name = "dltensor";
+inline constexpr const char *capsule_name_versioned = "dltensor_versioned";
+inline constexpr const char *used_capsule_name = "used_dltensor";
+inline constexpr const char *used_capsule_name_versioned = "used_dltensor_versioned";
+
+} // namespace dlpack
+} // namespace dlt

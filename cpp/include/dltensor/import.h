@@ -1,0 +1,431 @@
+// dltensor/import.h: Python object -> validated DLPack tensor plus an owner that keeps it alive.
+//
+// Written against the CPython C API only, so that every backend (nanobind, pybind11) shares it. The
+// importer accepts raw DLPack capsules, objects with `__dlpack__` and buffer-protocol objects, validates
+// every field before anything reads through it, checks a parameter's `requirements`, and (for read-only
+// parameters, when the binding allows conversions) asks the producer for a converted copy.
+//
+// Ownership rules, each pinned by a test:
+// - A capsule is consumed (renamed "used_dltensor[_versioned]", destructor cleared) only when the tensor
+//   is accepted; a rejected capsule is left untouched, so its producer still frees it.
+// - An accepted tensor's deleter runs exactly once, when the owner object returned here is freed; that
+//   is a Python object, so it is freed with the GIL held.
+// Hot path: no C++ exceptions, no allocation beyond the owner object. Every function is noexcept and
+// leaves no Python error set.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <cstring>
+
+#include "dlpack.h"
+#include "dtypes.h"
+#include "requirements.h"
+
+namespace dlt {
+
+/// The library that produced a Python object, by the top-level package of its type's `__module__`.
+enum class producer : uint8_t { other, numpy, torch, jax, tensorflow, cupy, mlx };
+
+/// What the importer remembers about a Python type.
+struct producer_info {
+    producer kind = producer::other;
+    bool immutable = false;  ///< Arrays of this type are immutable although they export no read-only flag.
+};
+
+/// The result of a successful import.
+struct imported {
+    dlpack::Tensor tensor{};    ///< The validated view; strides may be NULL (C order).
+    PyObject *owner = nullptr;  ///< New reference to the object that keeps `tensor` alive.
+};
+
+namespace detail {
+
+/// Interned names and constant arguments, created once per extension module (the GIL serializes this).
+struct py_constants {
+    PyObject *dlpack_method = PyUnicode_InternFromString("__dlpack__");
+    PyObject *max_version_kwnames = Py_BuildValue("(s)", "max_version");
+    PyObject *max_version = Py_BuildValue("(II)", dlpack::major_version, dlpack::minor_version);
+    PyObject *array_namespace = PyUnicode_InternFromString("__array_namespace__");
+    PyObject *order_kwnames = Py_BuildValue("(s)", "order");
+
+    bool ok() const noexcept {
+        return dlpack_method && max_version_kwnames && max_version && array_namespace && order_kwnames;
+    }
+    static const py_constants &get() noexcept {
+        static const py_constants c;  // intentionally never freed: lives as long as the module
+        return c;
+    }
+};
+
+inline producer classify_module(const char *module) noexcept {
+    std::size_t n = std::strcspn(module, ".");
+    auto is = [&](const char *pkg) { return std::strlen(pkg) == n && std::strncmp(module, pkg, n) == 0; };
+    if (is("numpy")) return producer::numpy;
+    if (is("torch")) return producer::torch;
+    if (is("jax") || is("jaxlib")) return producer::jax;
+    if (is("tensorflow")) return producer::tensorflow;
+    if (is("cupy") || is("cupy_backends")) return producer::cupy;
+    if (is("mlx")) return producer::mlx;
+    return producer::other;
+}
+
+/// Per-type producer lookup with a small cache. Each cached type is held by a strong reference, so a
+/// cached type can never be freed and its address reused by another type while the entry exists.
+inline producer_info producer_of(PyTypeObject *tp) noexcept {
+    struct entry { PyTypeObject *type; producer_info info; };
+    constexpr unsigned capacity = 32;
+    static entry cache[capacity] = {};
+    static unsigned next = 0;
+    for (const entry &e : cache)
+        if (e.type == tp) return e.info;
+
+    producer_info info;
+    PyObject *mod = PyObject_GetAttrString((PyObject *) tp, "__module__");
+    if (mod && PyUnicode_Check(mod)) {
+        if (const char *s = PyUnicode_AsUTF8(mod)) info.kind = classify_module(s);
+    }
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    info.immutable = info.kind == producer::jax || info.kind == producer::tensorflow;
+
+    entry &slot = cache[next++ % capacity];
+    Py_XDECREF((PyObject *) slot.type);
+    Py_INCREF((PyObject *) tp);
+    slot = entry{tp, info};
+    return info;
+}
+
+// Owner capsules: the accepted managed tensor, freed through its deleter when the capsule dies.
+inline constexpr const char *owner_name = "dltensor.owner";
+inline constexpr const char *owner_name_versioned = "dltensor.owner_versioned";
+
+inline void release_owner(PyObject *capsule) noexcept {
+    auto *mt = static_cast<dlpack::ManagedTensor *>(PyCapsule_GetPointer(capsule, owner_name));
+    if (mt && mt->deleter) mt->deleter(mt);
+    else if (!mt) PyErr_Clear();
+}
+
+inline void release_owner_versioned(PyObject *capsule) noexcept {
+    auto *mt = static_cast<dlpack::ManagedTensorVersioned *>(
+        PyCapsule_GetPointer(capsule, owner_name_versioned));
+    if (mt && mt->deleter) mt->deleter(mt);
+    else if (!mt) PyErr_Clear();
+}
+
+/// Reads a DLPack capsule ("dltensor" or "dltensor_versioned") and, when its tensor is valid and
+/// satisfies `r`, takes ownership: `out` receives the view and an owner, and the capsule is marked used.
+/// Anything else leaves the capsule untouched. `immutable`: the source forbids writes regardless of flags.
+inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool immutable, imported &out,
+                               dlpack::DataType &seen) noexcept {
+    const char *name = PyCapsule_GetName(capsule);
+    if (!name) { PyErr_Clear(); return mismatch::invalid; }
+    bool versioned;
+    if (std::strcmp(name, dlpack::capsule_name_versioned) == 0) versioned = true;
+    else if (std::strcmp(name, dlpack::capsule_name) == 0) versioned = false;
+    else return mismatch::invalid;  // foreign, or already consumed ("used_dltensor...")
+
+    void *ptr = PyCapsule_GetPointer(capsule, name);
+    if (!ptr) { PyErr_Clear(); return mismatch::invalid; }
+
+    const dlpack::Tensor *t;
+    bool read_only = immutable;
+    if (versioned) {
+        auto *mt = static_cast<dlpack::ManagedTensorVersioned *>(ptr);
+        if (mt->version.major != dlpack::major_version) return mismatch::invalid;
+        read_only |= (mt->flags & dlpack::flag_read_only) != 0;
+        t = &mt->dl_tensor;
+    } else {
+        t = &static_cast<dlpack::ManagedTensor *>(ptr)->dl_tensor;
+    }
+    if (validate(*t)) return mismatch::invalid;
+    seen = t->dtype;
+    mismatch m = check(r, *t, read_only);
+    if (m != mismatch::none) return m;
+
+    PyObject *owner = PyCapsule_New(ptr, versioned ? owner_name_versioned : owner_name,
+                                    versioned ? release_owner_versioned : release_owner);
+    if (!owner) { PyErr_Clear(); return mismatch::invalid; }
+    // Consume: from here on the owner alone calls the deleter.
+    if (PyCapsule_SetDestructor(capsule, nullptr) != 0 ||
+        PyCapsule_SetName(capsule, versioned ? dlpack::used_capsule_name_versioned
+                                             : dlpack::used_capsule_name) != 0) {
+        // Cannot happen for a valid capsule; refuse rather than risk a double free.
+        PyErr_Clear();
+        PyCapsule_SetDestructor(owner, nullptr);
+        Py_DECREF(owner);
+        return mismatch::invalid;
+    }
+    out.tensor = *t;
+    out.owner = owner;
+    return mismatch::none;
+}
+
+/// Calls `src.__dlpack__(max_version=(1, minor))`, falling back to `src.__dlpack__()` for producers that
+/// predate `max_version` (they raise TypeError). Returns a new reference or NULL with no error set.
+inline PyObject *call_dlpack(PyObject *src) noexcept {
+    const py_constants &c = py_constants::get();
+    if (!c.ok()) { PyErr_Clear(); return nullptr; }
+    PyObject *args[] = {src, c.max_version};
+    PyObject *res = PyObject_VectorcallMethod(c.dlpack_method, args, 1, c.max_version_kwnames);
+    if (!res && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        res = PyObject_VectorcallMethod(c.dlpack_method, args, 1, nullptr);
+    }
+    if (!res) PyErr_Clear();
+    return res;
+}
+
+/// A buffer-protocol export turned into a DLPack view: the Py_buffer plus strides in elements.
+struct buffer_owner {
+    Py_buffer view;
+    int64_t shape[dlpack::max_ndim];
+    int64_t strides[dlpack::max_ndim];
+};
+
+inline constexpr const char *buffer_owner_name = "dltensor.buffer_owner";
+
+inline void release_buffer_owner(PyObject *capsule) noexcept {
+    auto *b = static_cast<buffer_owner *>(PyCapsule_GetPointer(capsule, buffer_owner_name));
+    if (!b) { PyErr_Clear(); return; }
+    PyBuffer_Release(&b->view);
+    PyMem_Free(b);
+}
+
+/// Maps a struct-module format string ("f", "<i", "Zd", ...) of the given item size to a DLPack dtype.
+/// Only native byte order is accepted. Returns `bits == 0` for anything else.
+inline dlpack::DataType dtype_from_format(const char *fmt, Py_ssize_t itemsize) noexcept {
+    dlpack::DataType none{0, 0, 0};
+    if (!fmt) fmt = "B";  // PEP 3118: a NULL format means unsigned bytes
+    if (*fmt == '@' || *fmt == '=') ++fmt;
+    else if (*fmt == '<' || *fmt == '>' || *fmt == '!') {
+        const uint16_t probe = 1;
+        bool little = *reinterpret_cast<const uint8_t *>(&probe) == 1;
+        if ((*fmt == '<') != little) return none;
+        ++fmt;
+    }
+    uint8_t code;
+    bool complex = false;
+    if (*fmt == 'Z') { complex = true; ++fmt; }
+    switch (*fmt) {
+        case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': code = dlpack::int_; break;
+        case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': code = dlpack::uint_; break;
+        case 'e': case 'f': case 'd': code = complex ? (uint8_t) dlpack::complex_ : (uint8_t) dlpack::float_; break;
+        case '?': code = dlpack::bool_; break;
+        default: return none;
+    }
+    if (fmt[1] != '\0' || (complex && code != dlpack::complex_)) return none;
+    if (itemsize <= 0 || itemsize > 16) return none;
+    dlpack::DataType t{code, (uint8_t) (itemsize * 8), 1};
+    return is_supported_dtype(t) ? t : none;
+}
+
+/// Imports a buffer-protocol object (CPU memory) when it satisfies `r`.
+inline mismatch import_buffer(PyObject *src, const requirements &r, imported &out,
+                              dlpack::DataType &seen) noexcept {
+    auto *b = static_cast<buffer_owner *>(PyMem_Malloc(sizeof(buffer_owner)));
+    if (!b) { PyErr_Clear(); return mismatch::invalid; }
+    if (PyObject_GetBuffer(src, &b->view, PyBUF_RECORDS_RO) != 0) {
+        PyErr_Clear();
+        PyMem_Free(b);
+        return mismatch::invalid;
+    }
+    Py_buffer &v = b->view;
+    auto fail = [&](mismatch m) { PyBuffer_Release(&v); PyMem_Free(b); return m; };
+
+    dlpack::DataType dt = dtype_from_format(v.format, v.itemsize);
+    if (dt.bits == 0 || v.ndim < 0 || v.ndim > dlpack::max_ndim) return fail(mismatch::invalid);
+    int64_t step = 1;
+    for (int i = v.ndim - 1; i >= 0; --i) {
+        b->shape[i] = v.shape ? (int64_t) v.shape[i] : (int64_t) (v.len / v.itemsize);
+        if (v.strides) {
+            if (v.strides[i] % v.itemsize != 0) return fail(mismatch::invalid);  // unaligned view
+            b->strides[i] = (int64_t) (v.strides[i] / v.itemsize);
+        } else {
+            b->strides[i] = step;
+        }
+        step *= b->shape[i];
+    }
+    dlpack::Tensor t{};
+    t.data = v.buf;
+    t.device = {dlpack::cpu, 0};
+    t.ndim = v.ndim;
+    t.dtype = dt;
+    t.shape = b->shape;
+    t.strides = b->strides;
+    if (validate(t)) return fail(mismatch::invalid);
+    seen = dt;
+    mismatch m = check(r, t, v.readonly != 0);
+    if (m != mismatch::none) return fail(m);
+
+    PyObject *owner = PyCapsule_New(b, buffer_owner_name, release_buffer_owner);
+    if (!owner) { PyErr_Clear(); return fail(mismatch::invalid); }
+    out.tensor = t;
+    out.owner = owner;
+    return mismatch::none;
+}
+
+/// Returns `getattr(obj, name)(*args)` with optional keyword names, or NULL with no error set.
+inline PyObject *call_method(PyObject *obj, const char *name, PyObject *const *args, size_t nargs,
+                             PyObject *kwnames = nullptr) noexcept {
+    PyObject *fn = PyObject_GetAttrString(obj, name);
+    if (!fn) { PyErr_Clear(); return nullptr; }
+    PyObject *res = PyObject_Vectorcall(fn, args, nargs, kwnames);
+    Py_DECREF(fn);
+    if (!res) PyErr_Clear();
+    return res;
+}
+
+/// Imports a module by name (normally a lookup in sys.modules). NULL with no error set on failure.
+inline PyObject *import_module(const char *name) noexcept {
+    PyObject *m = PyImport_ImportModule(name);
+    if (!m) PyErr_Clear();
+    return m;
+}
+
+/// Asks the producer for a copy of `src` with the dtype and order that `r` needs, on the same device:
+/// NumPy/CuPy `astype(dtype, order=...)`, PyTorch `.to(dtype)` + `.contiguous()`, JAX `astype`,
+/// TensorFlow `tf.cast`, other array-API objects `xp.astype`; plain buffers go through NumPy.
+/// Returns a new reference or NULL (no error set) when the producer cannot convert.
+inline PyObject *convert_with_producer(PyObject *src, producer kind, bool is_buffer, const requirements &r,
+                                       dlpack::DataType seen) noexcept {
+    const py_constants &c = py_constants::get();
+    char name[16];
+    if (!dtype_name(r.dtype.bits ? r.dtype : seen, name)) return nullptr;
+    const char order = r.order == 'F' ? 'F' : r.order ? 'C' : 'K';
+    const char order_str[2] = {order, '\0'};
+
+    PyObject *dtype = PyUnicode_FromString(name), *order_obj = PyUnicode_FromString(order_str);
+    PyObject *res = nullptr;
+    if (!dtype || !order_obj) goto done;
+
+    switch (kind) {
+        case producer::numpy:
+        case producer::cupy: {
+            PyObject *args[] = {dtype, order_obj};
+            res = call_method(src, "astype", args, 1, c.order_kwnames);
+            break;
+        }
+        case producer::torch: {
+            PyObject *torch = import_module("torch");
+            PyObject *tdtype = torch ? PyObject_GetAttr(torch, dtype) : nullptr;
+            Py_XDECREF(torch);
+            if (!tdtype) { PyErr_Clear(); break; }
+            PyObject *args[] = {tdtype};
+            PyObject *cast = call_method(src, "to", args, 1);
+            Py_DECREF(tdtype);
+            if (!cast || order == 'K') { res = cast; break; }
+            if (order == 'C') {
+                res = call_method(cast, "contiguous", nullptr, 0);
+            } else {  // F order: reverse the axes, make that C-contiguous, reverse back
+                PyObject *perm = nullptr, *rev = nullptr;
+                PyObject *dim = call_method(cast, "dim", nullptr, 0);
+                long nd = dim ? PyLong_AsLong(dim) : -1;
+                Py_XDECREF(dim);
+                if (nd >= 0 && (perm = PyTuple_New(nd))) {
+                    for (long i = 0; i < nd; ++i) PyTuple_SET_ITEM(perm, i, PyLong_FromLong(nd - 1 - i));
+                    PyObject *pargs[] = {perm};
+                    PyObject *t1 = call_method(cast, "permute", pargs, 1);
+                    PyObject *t2 = t1 ? call_method(t1, "contiguous", nullptr, 0) : nullptr;
+                    rev = t2 ? call_method(t2, "permute", pargs, 1) : nullptr;
+                    Py_XDECREF(t1);
+                    Py_XDECREF(t2);
+                    Py_DECREF(perm);
+                }
+                PyErr_Clear();
+                res = rev;
+            }
+            Py_DECREF(cast);
+            break;
+        }
+        case producer::jax: {
+            PyObject *args[] = {dtype};
+            res = call_method(src, "astype", args, 1);
+            break;
+        }
+        case producer::tensorflow: {
+            PyObject *tf = import_module("tensorflow");
+            PyObject *args[] = {src, dtype};
+            if (tf) res = call_method(tf, "cast", args, 2);
+            Py_XDECREF(tf);
+            break;
+        }
+        default: {
+            if (is_buffer) {  // bytes, array.array, memoryview: NumPy is the conversion of record
+                PyObject *np = import_module("numpy");
+                PyObject *aargs[] = {src};
+                PyObject *arr = np ? call_method(np, "asarray", aargs, 1) : nullptr;
+                Py_XDECREF(np);
+                if (arr) {
+                    PyObject *args[] = {dtype, order_obj};
+                    res = call_method(arr, "astype", args, 1, c.order_kwnames);
+                    Py_DECREF(arr);
+                }
+                break;
+            }
+            // Any array-API object: xp = x.__array_namespace__(); xp.astype(x, xp.<dtype>)
+            PyObject *self[] = {src};
+            PyObject *xp = PyObject_VectorcallMethod(c.array_namespace, self, 1, nullptr);
+            if (!xp) { PyErr_Clear(); break; }
+            PyObject *xdtype = PyObject_GetAttr(xp, dtype);
+            if (xdtype) {
+                PyObject *args[] = {src, xdtype};
+                res = call_method(xp, "astype", args, 2);
+                Py_DECREF(xdtype);
+            }
+            PyErr_Clear();
+            Py_DECREF(xp);
+        }
+    }
+done:
+    Py_XDECREF(dtype);
+    Py_XDECREF(order_obj);
+    PyErr_Clear();
+    return res;
+}
+
+inline bool has_buffer_protocol(PyTypeObject *tp) noexcept {
+    return tp->tp_as_buffer && tp->tp_as_buffer->bf_getbuffer;
+}
+
+} // namespace detail
+
+/// Imports `src` for a parameter with requirements `r`. On success fills `out` (the caller owns
+/// `out.owner`) and returns true; otherwise returns false with no Python error set and nothing consumed.
+/// `convert`: the binding allows implicit conversion for this argument (not `.noconvert()`); a copy is
+/// still only made for read-only parameters.
+inline bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept {
+    dlpack::DataType seen{0, 0, 0};
+    if (PyCapsule_CheckExact(src))  // a raw capsule: no producer to convert with
+        return detail::import_capsule(src, r, false, out, seen) == mismatch::none;
+
+    PyTypeObject *tp = Py_TYPE(src);
+    PyObject *dlpack_attr = _PyType_Lookup(tp, detail::py_constants::get().dlpack_method);
+    const bool buffer = detail::has_buffer_protocol(tp);
+    if (!dlpack_attr && !buffer) return false;
+
+    producer_info info = detail::producer_of(tp);
+    mismatch m = mismatch::invalid;
+    if (dlpack_attr) {
+        if (PyObject *capsule = detail::call_dlpack(src)) {
+            if (PyCapsule_CheckExact(capsule))
+                m = detail::import_capsule(capsule, r, info.immutable, out, seen);
+            Py_DECREF(capsule);  // consumed: freed without calling the deleter; rejected: the producer frees it
+        }
+    }
+    if (m == mismatch::invalid && buffer)  // no DLPack export (e.g. a byte-swapped NumPy array)
+        m = detail::import_buffer(src, r, out, seen);
+    if (m == mismatch::none) return true;
+
+    if (!convert || !conversion_may_fix(r, seen, m)) return false;
+    PyObject *converted = detail::convert_with_producer(src, info.kind, buffer && !dlpack_attr, r, seen);
+    if (!converted) return false;
+    bool ok = import_tensor(converted, r, false, out);  // the owner keeps the copy's memory alive
+    Py_DECREF(converted);
+    return ok;
+}
+
+} // namespace dlt

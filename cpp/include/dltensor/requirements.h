@@ -1,0 +1,115 @@
+// dltensor/requirements.h: what a `dltensor<...>` parameter asks of a tensor, and the checks that decide
+// whether a DLPack tensor satisfies it. Backend-independent: no Python, no binding library.
+#pragma once
+
+#include <cstdint>
+
+#include "dlpack.h"
+#include "dtypes.h"
+
+namespace dlt {
+
+/// The run-time form of a parameter's annotations. Each backend fills it from its compile-time config.
+struct requirements {
+    dlpack::DataType dtype{0, 0, 0};  ///< Required element type; `bits == 0` accepts any.
+    int32_t ndim = -1;                ///< Required number of dimensions; -1 accepts any.
+    const int64_t *shape = nullptr;   ///< `ndim` required extents (-1: any) when `ndim >= 0`; else unused.
+    int32_t device_type = 0;          ///< Required DLPack device type; 0 accepts any.
+    char order = '\0';                ///< 'C', 'F', 'A' (either), or '\0' for any strides.
+    bool read_only = false;           ///< The parameter promises not to write (const dtype or `ro`).
+};
+
+/// Why a tensor does not satisfy a parameter; the first failing check wins.
+enum class mismatch : uint8_t {
+    none,       ///< Satisfied.
+    read_only,  ///< The source is read-only and the parameter is writable.
+    device,     ///< Wrong device type.
+    shape,      ///< Wrong ndim or a fixed extent differs.
+    dtype,      ///< Wrong element type (a conversion may fix it).
+    order,      ///< Strides are not of the required order (a conversion may fix it).
+    invalid,    ///< Not a usable DLPack tensor: malformed, foreign, already consumed, or no tensor at all.
+};
+
+/// Number of elements, or -1 when the product overflows int64. Assumes validated extents (>= 0).
+inline int64_t element_count(const dlpack::Tensor &t) noexcept {
+    int64_t n = 1;
+    for (int32_t i = 0; i < t.ndim; ++i)
+        if (__builtin_mul_overflow(n, t.shape[i], &n)) return -1;
+    return n;
+}
+
+/// Is the tensor laid out in C (row-major) or F (column-major) order? Size-1 dimensions place no
+/// constraint on their stride, and a tensor with at most one element (or none) has every order.
+/// NULL strides mean C order (DLPack < 1.2 producers).
+inline bool has_order(const dlpack::Tensor &t, char order) noexcept {
+    if (order == '\0') return true;
+    if (element_count(t) <= 1) return true;
+    bool c = order == 'C' || order == 'A', f = order == 'F' || order == 'A';
+    if (!t.strides) {
+        if (c) return true;
+        int nontrivial = 0;
+        for (int32_t i = 0; i < t.ndim; ++i) nontrivial += t.shape[i] > 1;
+        return nontrivial <= 1;
+    }
+    if (c) {
+        int64_t expect = 1;
+        for (int32_t i = t.ndim - 1; i >= 0; --i) {
+            if (t.shape[i] == 1) continue;
+            if (t.strides[i] != expect) { c = false; break; }
+            expect *= t.shape[i];
+        }
+    }
+    if (f) {
+        int64_t expect = 1;
+        for (int32_t i = 0; i < t.ndim; ++i) {
+            if (t.shape[i] == 1) continue;
+            if (t.strides[i] != expect) { f = false; break; }
+            expect *= t.shape[i];
+        }
+    }
+    return c || f;
+}
+
+/// Checks a validated tensor against a parameter's requirements. `source_read_only` says whether the
+/// producer forbids writes (flag, immutable framework, read-only buffer).
+inline mismatch check(const requirements &r, const dlpack::Tensor &t, bool source_read_only) noexcept {
+    if (source_read_only && !r.read_only) return mismatch::read_only;
+    if (r.device_type != 0 && t.device.device_type != r.device_type) return mismatch::device;
+    if (r.ndim >= 0) {
+        if (t.ndim != r.ndim) return mismatch::shape;
+        for (int32_t i = 0; i < r.ndim; ++i)
+            if (r.shape && r.shape[i] != -1 && r.shape[i] != t.shape[i]) return mismatch::shape;
+    }
+    if (r.dtype.bits != 0 && r.dtype != t.dtype) return mismatch::dtype;
+    if (!has_order(t, r.order)) return mismatch::order;
+    return mismatch::none;
+}
+
+/// Can a conversion (a copy made by the producer) fix this mismatch for this parameter? Only dtype and
+/// order mismatches, only for read-only parameters, and never complex -> real (it would drop data).
+/// `source` is the tensor's element type.
+inline bool conversion_may_fix(const requirements &r, dlpack::DataType source, mismatch m) noexcept {
+    if (!r.read_only || (m != mismatch::dtype && m != mismatch::order)) return false;
+    if (m == mismatch::dtype && source.code == dlpack::complex_ && r.dtype.code != dlpack::complex_)
+        return false;
+    return true;
+}
+
+/// Rejects a malformed tensor before anything reads through it: ndim outside [0, max_ndim], NULL
+/// shape, negative extents, an element count or byte span that overflows, an unsupported dtype or
+/// device type, NULL data with elements. Returns NULL when valid, else a short reason.
+inline const char *validate(const dlpack::Tensor &t) noexcept {
+    if (t.ndim < 0 || t.ndim > dlpack::max_ndim) return "ndim out of range";
+    if (t.ndim > 0 && !t.shape) return "NULL shape";
+    for (int32_t i = 0; i < t.ndim; ++i)
+        if (t.shape[i] < 0) return "negative extent";
+    int64_t n = element_count(t), bytes;
+    if (n < 0 || __builtin_mul_overflow(n, (int64_t) ((t.dtype.bits + 7) / 8), &bytes))
+        return "size overflows";
+    if (!is_supported_dtype(t.dtype)) return "unsupported dtype";
+    if (!dlpack::is_known_device_type(t.device.device_type)) return "unknown device type";
+    if (!t.data && n > 0) return "NULL data";
+    return nullptr;
+}
+
+} // namespace dlt

@@ -1,0 +1,20 @@
+"""dltensor: zero-copy DLPack tensors for nanobind and pybind11 extensions.
+
+This package ships the C++ headers and a CMake package; it has no compiled code of its own.
+"""
+from pathlib import Path
+
+__version__ = "0.1.0"
+__all__ = ["include_dir", "cmake_dir", "__version__"]
+
+_HERE = Path(__file__).resolve().parent
+
+
+def include_dir() -> str:
+    """Directory to add to the include path: it holds ``dltensor/nanobind.h`` and friends."""
+    return str(_HERE / "include")
+
+
+def cmake_dir() -> str:
+    """Directory holding ``dltensorConfig.cmake``: pass it as ``dltensor_DIR`` to CMake."""
+    return str(_HERE / "cmake")

@@ -1,0 +1,46 @@
+// tests/backend.h: the one place where the C++ test module names its binding library. Every test_*.cpp
+// is written against `py::` (and the few spellings below), so the same sources build per backend.
+#pragma once
+
+#if defined(DLTENSOR_TEST_PYBIND11)
+#  include <dltensor/pybind11.h>
+namespace py = pybind11;
+#  define DLTENSOR_TEST_MODULE(name, m) PYBIND11_MODULE(name, m)
+namespace tb {
+using rvp = py::return_value_policy;
+inline py::object steal(PyObject *o) { return py::reinterpret_steal<py::object>(o); }
+} // namespace tb
+#else
+#  include <dltensor/nanobind.h>
+namespace py = nanobind;
+#  define DLTENSOR_TEST_MODULE(name, m) NB_MODULE(name, m)
+namespace tb {
+using rvp = py::rv_policy;
+/// Takes ownership of a new reference; a NULL (Python error set) becomes a C++ exception.
+inline py::object steal(PyObject *o) {
+    if (!o) throw py::python_error();
+    return py::steal(o);
+}
+} // namespace tb
+#endif
+
+#include <cstdint>
+
+namespace tb {
+/// Counters that the owners/deleters of the test module bump; read from Python.
+struct counters {
+    long owner_frees = 0;              ///< owners of returned tensors released
+    long owner_frees_without_gil = 0;  ///< ... of which without the GIL (must stay 0)
+    long deleter_calls = 0;            ///< test-producer DLPack deleters run
+    long deleter_calls_without_gil = 0;
+};
+inline counters &count() { static counters c; return c; }
+} // namespace tb
+
+void init_import(py::module_ &m);
+void init_constraints(py::module_ &m);
+void init_conversion(py::module_ &m);
+void init_dtypes(py::module_ &m);
+void init_export(py::module_ &m);
+void init_ownership(py::module_ &m);
+void init_producer(py::module_ &m);

@@ -1,0 +1,16 @@
+// tests/test_module.cpp: the C++ test module, built once per backend from the same sources.
+#include "backend.h"
+
+#ifndef DLTENSOR_TEST_MODULE_NAME
+#  error "the build defines DLTENSOR_TEST_MODULE_NAME (dltensor_test_nanobind, dltensor_test_pybind11)"
+#endif
+
+DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
+    init_producer(m);
+    init_import(m);
+    init_constraints(m);
+    init_conversion(m);
+    init_dtypes(m);
+    init_export(m);
+    init_ownership(m);
+}
