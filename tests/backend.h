@@ -4,6 +4,7 @@
 
 #if defined(DLTENSOR_TEST_PYBIND11)
 #  include <dltensor/pybind11.h>
+#  include <pybind11/stl.h>
 namespace py = pybind11;
 #  define DLTENSOR_TEST_MODULE(name, m) PYBIND11_MODULE(name, m)
 namespace tb {
@@ -12,6 +13,7 @@ inline py::object steal(PyObject *o) { return py::reinterpret_steal<py::object>(
 } // namespace tb
 #else
 #  include <dltensor/nanobind.h>
+#  include <nanobind/stl/string.h>
 namespace py = nanobind;
 #  define DLTENSOR_TEST_MODULE(name, m) NB_MODULE(name, m)
 namespace tb {

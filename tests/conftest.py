@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# JAX truncates 64-bit dtypes unless asked; the dtype tests need int64/float64/complex128 arrays.
+os.environ.setdefault("JAX_ENABLE_X64", "1")
+
 HERE = Path(__file__).resolve().parent
 BUILD_ROOT = HERE / ".build"
 BACKENDS = ["nanobind"]

@@ -163,7 +163,7 @@ py::object make_capsule(py::object storage, py::object spec_obj) {
 } // namespace
 
 void init_producer(py::module_ &m) {
-    m.def("producer_capsule", &make_capsule, py::arg("storage"), py::arg("spec"),
+    m.def("producer_capsule", &make_capsule, py::arg("storage").none(), py::arg("spec").none(),
           "A DLPack capsule built from a spec dict (see tests/producer.py).");
     m.def("deleter_calls", [] { return tb::count().deleter_calls; });
     m.def("deleter_calls_without_gil", [] { return tb::count().deleter_calls_without_gil; });

@@ -1,0 +1,187 @@
+"""Accepting tensors: __dlpack__ producers (versioned first), raw capsules consumed exactly once,
+buffer-protocol objects, and reading every element back through strides, byte_offset, 0-d and
+zero-size tensors."""
+import array
+import gc
+
+import numpy as np
+import pytest
+
+from producer import FLOAT32, Exporter, LegacyExporter, capsule
+
+torch = pytest.importorskip("torch")
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+tf = pytest.importorskip("tensorflow")
+
+
+def test_numpy_array_is_read_in_place(m):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    ndim, shape, strides, dtype, dev, dev_id, addr, ro, size, itemsize, nbytes = m.describe(a)
+    assert (ndim, shape, strides, dtype, dev, dev_id) == (2, (2, 3), (3, 1), FLOAT32, 1, 0)
+    assert addr == a.ctypes.data  # zero-copy
+    assert (size, itemsize, nbytes) == (6, 4, 24)
+    assert m.values(a) == a.ravel().tolist()
+
+
+def test_torch_tensor_is_read_in_place(m):
+    t = torch.arange(12, dtype=torch.float64).reshape(3, 4)
+    info = m.describe(t)
+    assert info[1:4] == ((3, 4), (4, 1), (2, 64, 1))
+    assert info[6] == t.data_ptr()
+    assert m.values(t) == t.ravel().tolist()
+
+
+def test_jax_array_is_read_in_place(m):
+    x = jnp.arange(10, dtype=jnp.int32).reshape(2, 5)
+    info = m.describe(x)
+    assert info[1] == (2, 5) and info[3] == (0, 32, 1)
+    assert info[6] == x.unsafe_buffer_pointer()
+    assert m.values(x) == np.asarray(x).ravel().tolist()
+
+
+def test_tensorflow_tensor_is_read(m):
+    x = tf.constant([[1.5, 2.5], [3.5, 4.5]])
+    assert m.describe(x)[1] == (2, 2)
+    assert m.values(x) == [1.5, 2.5, 3.5, 4.5]
+
+
+def test_versioned_dlpack_is_requested_first(m):
+    storage = np.arange(4, dtype=np.float32)
+    e = Exporter(m, storage, shape=(4,))
+    assert m.values(e) == [0, 1, 2, 3]
+    assert e.calls == [(1, 3)]
+
+
+def test_unversioned_fallback_for_producers_without_max_version(m):
+    storage = np.arange(4, dtype=np.float32)
+    e = LegacyExporter(m, storage, shape=(4,))
+    assert m.values(e) == [0, 1, 2, 3]
+    assert e.calls == [None]
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+def test_raw_capsule_is_consumed_exactly_once(m, versioned):
+    storage = np.arange(3, dtype=np.float32)
+    before = m.deleter_calls()
+    cap = capsule(m, storage, shape=(3,), versioned=versioned)
+    assert m.values(cap) == [0, 1, 2]
+    gc.collect()
+    assert m.deleter_calls() == before + 1  # released when the call's tensor died
+    assert "used_dltensor" in repr(cap)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        m.values(cap)  # a second use
+    del cap
+    gc.collect()
+    assert m.deleter_calls() == before + 1  # never twice
+
+
+def test_capsule_rejected_for_a_mismatch_is_not_consumed(m):
+    storage = np.arange(4, dtype=np.float64)
+    cap = capsule(m, storage, shape=(4,), dtype=(2, 64, 1))
+    with pytest.raises(TypeError):
+        m.take_f32(cap)  # wrong dtype: not this parameter
+    assert repr(cap).startswith('<capsule object "dltensor_versioned"')
+    assert m.values(cap) == [0, 1, 2, 3]  # still usable
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda: b"\x01\x02\x03", [1, 2, 3]),
+    (lambda: bytearray(b"\x04\x05"), [4, 5]),
+    (lambda: array.array("d", [1.5, -2.0]), [1.5, -2.0]),
+    (lambda: array.array("i", [7, 8, 9]), [7, 8, 9]),
+    (lambda: memoryview(bytearray(range(12))).cast("B", (3, 4))[::2], [0, 1, 2, 3, 8, 9, 10, 11]),
+    (lambda: memoryview(array.array("q", [1, 2, 3, 4, 5, 6]))[::-2], [6, 4, 2]),
+])
+def test_buffer_protocol_objects_are_accepted(m, make, expected):
+    assert m.values(make()) == expected
+
+
+def test_buffer_protocol_dtypes_and_read_only(m):
+    assert m.describe(array.array("f", [1.0]))[3] == FLOAT32
+    assert m.describe(array.array("H", [1]))[3] == (1, 16, 1)
+    assert m.describe(b"x")[3] == (1, 8, 1)
+    with pytest.raises(TypeError):
+        m.describe_rw(b"immutable bytes")
+    buf = bytearray(3)
+    m.fill(buf, 9)
+    assert buf == bytearray(b"\x09\x09\x09")
+
+
+def test_byte_offset_is_applied(m):
+    storage = np.arange(8, dtype=np.float32)
+    cap = capsule(m, storage, shape=(3,), byte_offset=8)
+    info = m.describe(capsule(m, storage, shape=(3,), byte_offset=8))
+    assert info[6] == storage.ctypes.data + 8
+    assert m.values(cap) == [2, 3, 4]
+
+
+def test_null_strides_read_as_c_order(m):
+    storage = np.arange(6, dtype=np.float32)
+    cap = capsule(m, storage, shape=(2, 3), strides=None)
+    assert m.describe(capsule(m, storage, shape=(2, 3), strides=None))[2] == (3, 1)
+    assert m.values(cap) == [0, 1, 2, 3, 4, 5]
+    assert m.take_c(capsule(m, storage, shape=(2, 3), strides=None)) == [0, 1, 2, 3, 4, 5]
+
+
+def test_negative_strides(m):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    v = a[::-1, ::-2]
+    assert m.describe(v)[2] == (-4, -2)
+    assert m.values(v) == v.ravel().tolist()
+    storage = np.arange(5, dtype=np.float32)
+    assert m.values(capsule(m, storage, shape=(5,), strides=(-1,), byte_offset=16)) == [4, 3, 2, 1, 0]
+
+
+def test_zero_strides_broadcast(m):
+    row = np.arange(3, dtype=np.float64)
+    b = np.broadcast_to(row, (4, 3))
+    assert m.describe(b)[2] == (0, 1)
+    assert m.values(b) == b.ravel().tolist()
+    t = torch.arange(3.0).expand(2, 3)
+    assert m.values(t) == t.ravel().tolist()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.array(3.25),
+    lambda: torch.tensor(3.25, dtype=torch.float64),
+    lambda: jnp.array(3.25, dtype=jnp.float32),
+])
+def test_zero_dimensional_tensors(m, make):
+    x = make()
+    assert m.describe(x)[:3] == (0, (), ())
+    assert m.values(x) == [3.25]
+    assert m.take_0d(np.array(2.5)) == 2.5
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.zeros((0, 3), dtype=np.float32),
+    lambda: torch.zeros(0, 3),
+    lambda: jnp.zeros((0, 3)),
+])
+def test_zero_size_tensors(m, make):
+    x = make()
+    assert m.describe(x)[1] == (0, 3)
+    assert m.values(x) == []
+
+
+def test_zero_size_capsule_with_null_data_is_accepted(m):
+    assert m.values(capsule(m, None, shape=(0, 4), null_data=True)) == []
+
+
+def test_writes_reach_the_callers_strided_tensor(m):
+    a = np.zeros((4, 4), dtype=np.int32)
+    m.fill(a[1::2, ::-3], 5)
+    expected = np.zeros((4, 4), dtype=np.int32)
+    expected[1::2, ::-3] = 5
+    assert (a == expected).all()
+    t = torch.zeros(3, 4, dtype=torch.float32)
+    m.fill(t.T[1], 2.5)  # a column: stride 4
+    assert t[:, 1].tolist() == [2.5, 2.5, 2.5] and t.sum().item() == 7.5
+
+
+def test_none_is_accepted_only_where_declared(m):
+    assert m.count_none(None) == 0
+    assert m.count_none(np.zeros(2)) == 1
+    with pytest.raises(TypeError):
+        m.values(None)
