@@ -10,6 +10,8 @@ namespace py = pybind11;
 namespace tb {
 using rvp = py::return_value_policy;
 inline py::object steal(PyObject *o) { return py::reinterpret_steal<py::object>(o); }
+/// Class annotation that lets tests take weak references to instances.
+inline auto weak_referenceable() { return py::dynamic_attr(); }
 } // namespace tb
 #else
 #  include <dltensor/nanobind.h>
@@ -23,6 +25,8 @@ inline py::object steal(PyObject *o) {
     if (!o) throw py::python_error();
     return py::steal(o);
 }
+/// Class annotation that lets tests take weak references to instances.
+inline auto weak_referenceable() { return py::is_weak_referenceable(); }
 } // namespace tb
 #endif
 

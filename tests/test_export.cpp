@@ -68,7 +68,7 @@ void init_export(py::module_ &m) {
     m.def("identity_numpy", [](py::dltensor<py::numpy, py::ro> x) { return x; });
     m.def("identity_pytorch", [](py::dltensor<py::pytorch, py::ro> x) { return x; });
 
-    py::class_<Holder>(m, "Holder")
+    py::class_<Holder>(m, "Holder", tb::weak_referenceable())
         .def(py::init<>())
         .def("view", &Holder::view, tb::rvp::reference_internal)
         .def("view_copy", &Holder::view, tb::rvp::copy)

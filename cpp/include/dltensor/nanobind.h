@@ -101,6 +101,21 @@ public:
 
 NAMESPACE_BEGIN(detail)
 
+/// A TensorFlow tensor holding a copy of `t` (see the caster's from_cpp). NULL with an error set on failure.
+inline handle tensorflow_copy(const ndarray<> &t, cleanup_list *cleanup) noexcept {
+    handle arr = make_caster<ndarray<numpy>>::from_cpp(ndarray<numpy>(t.handle()), rv_policy::copy, cleanup);
+    if (!arr.is_valid()) return handle();
+    object copy = steal(arr);
+    try {
+        return module_::import_("tensorflow").attr("convert_to_tensor")(copy).release();
+    } catch (python_error &e) {
+        e.restore();
+    } catch (...) {
+        PyErr_SetString(PyExc_RuntimeError, "dltensor: could not convert the result to a TensorFlow tensor");
+    }
+    return handle();
+}
+
 template <typename... Args> struct type_caster<dltensor<Args...>> {
     using Config = typename dltensor<Args...>::Config;
     using Scalar = typename Config::Scalar;
@@ -135,6 +150,14 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
 
     static handle from_cpp(const Value &tensor, rv_policy policy, cleanup_list *cleanup) noexcept {
         using Export = ndarray<Framework>;
+        if constexpr (std::is_same_v<Framework, tensorflow>) {
+            // TensorFlow adopts DLPack memory without checking alignment and aborts the process in the
+            // first kernel that needs 64-byte alignment. Its tensors are immutable, so a copy is
+            // indistinguishable from a view: misaligned CPU data is copied through NumPy.
+            auto addr = (uintptr_t) tensor.data();
+            if (tensor.is_valid() && tensor.device_type() == device::cpu::value && addr % 64 != 0)
+                return tensorflow_copy(ndarray<>(tensor.handle()), cleanup);
+        }
         return make_caster<Export>::from_cpp(Export(tensor.handle()), policy, cleanup);
     }
 };

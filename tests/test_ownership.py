@@ -1,0 +1,97 @@
+"""Ownership: tensors kept by C++ keep their producer alive; every deleter and owner runs exactly once,
+with the GIL, also when C++ drops its last reference without the GIL; repeated calls do not leak."""
+import array
+import gc
+import tracemalloc
+import weakref
+
+import numpy as np
+import pytest
+
+from producer import Exporter, capsule
+
+torch = pytest.importorskip("torch")
+jnp = pytest.importorskip("jax.numpy")
+
+
+def test_kept_tensor_keeps_the_producer_alive(m):
+    a = np.arange(4.0)
+    w = weakref.ref(a)
+    m.keep(a)
+    del a
+    gc.collect()
+    assert w() is not None
+    assert m.kept_values(0) == [0, 1, 2, 3]
+    m.release_kept()
+    gc.collect()
+    assert w() is None
+
+
+def test_deleter_runs_once_when_cpp_releases_without_the_gil(m):
+    storage = np.arange(3, dtype=np.float32)
+    before, before_nogil = m.deleter_calls(), m.deleter_calls_without_gil()
+    for i in range(5):
+        m.keep(capsule(m, storage, shape=(3,), versioned=bool(i % 2)))
+    m.keep(Exporter(m, storage, shape=(3,)))
+    gc.collect()
+    assert m.deleter_calls() == before
+    m.release_kept_without_gil()
+    assert m.deleter_calls() == before + 6
+    assert m.deleter_calls_without_gil() == before_nogil
+    gc.collect()
+    assert m.deleter_calls() == before + 6
+
+
+def test_gil_released_inside_the_call(m):
+    assert m.sum_without_gil(np.arange(10.0)) == 45.0
+    assert m.sum_without_gil(torch.arange(4, dtype=torch.float64)) == 6.0
+
+
+def test_capsule_with_null_deleter_is_accepted(m):
+    storage = np.arange(2, dtype=np.float32)
+    assert m.values(capsule(m, storage, shape=(2,), null_deleter=True)) == [0, 1]
+
+
+PATHS = {
+    "numpy": lambda m: m.values(np.arange(3.0)),
+    "torch": lambda m: m.values(torch.arange(3.0)),
+    "jax": lambda m: m.values(jnp.arange(3.0)),
+    "buffer": lambda m: m.values(array.array("d", [1.0, 2.0])),
+    "capsule": lambda m: m.values(capsule(m, np.zeros(2, np.float32), shape=(2,))),
+    "conversion": lambda m: m.ro_f64(np.arange(3, dtype=np.int32)),
+    "rejected": lambda m: _rejected(m),
+    "return numpy": lambda m: m.arange_numpy(4),
+    "return torch": lambda m: m.arange_pytorch(4),
+    "return none": lambda m: m.arange_none(4),
+}
+
+
+def _rejected(m):
+    try:
+        m.take_f32(np.zeros(2))
+    except TypeError:
+        pass
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_repeated_calls_do_not_leak(m, path):
+    fn = PATHS[path]
+    for _ in range(300):
+        fn(m)
+    gc.collect()
+    frees0, deleters0 = m.owner_frees(), m.deleter_calls()
+    tracemalloc.start()
+    try:
+        snap0 = tracemalloc.get_traced_memory()[0]
+        n = 3000
+        for _ in range(n):
+            fn(m)
+        gc.collect()
+        growth = tracemalloc.get_traced_memory()[0] - snap0
+    finally:
+        tracemalloc.stop()
+    assert growth < 64 * 1024, f"{path}: {growth} bytes retained over {n} calls"
+    if path.startswith("return"):
+        assert m.owner_frees() - frees0 == n
+    if path == "capsule":
+        assert m.deleter_calls() - deleters0 == n
