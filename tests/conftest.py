@@ -6,11 +6,12 @@ would) into ``tests/.build/<backend>``; rebuilds are incremental. Every test tak
 """
 import importlib
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from cmake_build import cmake_build
 
 # JAX truncates 64-bit dtypes unless asked; the dtype tests need int64/float64/complex128 arrays.
 os.environ.setdefault("JAX_ENABLE_X64", "1")
@@ -18,40 +19,6 @@ os.environ.setdefault("JAX_ENABLE_X64", "1")
 HERE = Path(__file__).resolve().parent
 BUILD_ROOT = HERE / ".build"
 BACKENDS = ["nanobind"]
-
-
-def cmake_build(source: Path, build: Path, extra_defs=()) -> Path:
-    """Configures and builds a CMake project against the installed dltensor; returns the build dir."""
-    import dltensor
-    import nanobind
-
-    build.mkdir(parents=True, exist_ok=True)
-    defs = [
-        f"-Ddltensor_DIR={dltensor.cmake_dir()}",
-        f"-Dnanobind_DIR={nanobind.cmake_dir()}",
-        f"-DPython_EXECUTABLE={sys.executable}",
-        "-DCMAKE_BUILD_TYPE=Release",
-        *extra_defs,
-    ]
-    gen = ["-G", "Ninja"] if _has_ninja() else []
-    run([sys.executable, "-m", "cmake", "-S", str(source), "-B", str(build), *gen, *defs])
-    run([sys.executable, "-m", "cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 2)])
-    return build
-
-
-def _has_ninja() -> bool:
-    try:
-        import ninja  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
-def run(cmd):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"command failed: {' '.join(cmd)}\n{proc.stdout[-20000:]}")
-    return proc.stdout
 
 
 _modules = {}

@@ -9,7 +9,9 @@
 // - A capsule is consumed (renamed "used_dltensor[_versioned]", destructor cleared) only when the tensor
 //   is accepted; a rejected capsule is left untouched, so its producer still frees it.
 // - An accepted tensor's deleter runs exactly once, when the owner object returned here is freed; that
-//   is a Python object, so it is freed with the GIL held.
+//   is a Python object, so it is freed with the GIL held. The owner is a new capsule that calls the
+//   deleter, or, for a `__dlpack__` result that nobody else holds, that capsule itself (its producer's
+//   destructor calls the deleter; nothing else can reach it to consume it a second time).
 // Hot path: no C++ exceptions, no allocation beyond the owner object. Every function is noexcept and
 // leaves no Python error set.
 #pragma once
@@ -41,6 +43,15 @@ struct imported {
     dlpack::Tensor tensor{};    ///< The validated view; strides may be NULL (C order).
     PyObject *owner = nullptr;  ///< New reference to the object that keeps `tensor` alive.
 };
+
+/// Does the calling thread hold the GIL? A thread-state read, cheaper than PyGILState_Check().
+inline bool thread_holds_gil() noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyThreadState_GetUnchecked() != nullptr;
+#else
+    return _PyThreadState_UncheckedGet() != nullptr;
+#endif
+}
 
 namespace detail {
 
@@ -119,8 +130,9 @@ inline void release_owner_versioned(PyObject *capsule) noexcept {
 /// Reads a DLPack capsule ("dltensor" or "dltensor_versioned") and, when its tensor is valid and
 /// satisfies `r`, takes ownership: `out` receives the view and an owner, and the capsule is marked used.
 /// Anything else leaves the capsule untouched. `immutable`: the source forbids writes regardless of flags.
-inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool immutable, imported &out,
-                               dlpack::DataType &seen) noexcept {
+/// `adopt`: the capsule is a `__dlpack__` result held only by the caller, which may keep it as the owner.
+inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool immutable, bool adopt,
+                               imported &out, dlpack::DataType &seen) noexcept {
     const char *name = PyCapsule_GetName(capsule);
     if (!name) { PyErr_Clear(); return mismatch::invalid; }
     bool versioned;
@@ -146,6 +158,14 @@ inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool im
     mismatch m = check(r, *t, read_only);
     if (m != mismatch::none) return m;
 
+    if (adopt && Py_REFCNT(capsule) == 1 && PyCapsule_GetDestructor(capsule)) {
+        // A fresh capsule from __dlpack__ that nobody else can reach: it is its own owner. Its producer's
+        // destructor calls the deleter exactly once when the last tensor using it lets go.
+        Py_INCREF(capsule);
+        out.tensor = *t;
+        out.owner = capsule;
+        return mismatch::none;
+    }
     PyObject *owner = PyCapsule_New(ptr, versioned ? owner_name_versioned : owner_name,
                                     versioned ? release_owner_versioned : release_owner);
     if (!owner) { PyErr_Clear(); return mismatch::invalid; }
@@ -196,15 +216,17 @@ inline void release_buffer_owner(PyObject *capsule) noexcept {
 }
 
 /// Maps a struct-module format string ("f", "<i", "Zd", ...) of the given item size to a DLPack dtype.
-/// Only native byte order is accepted. Returns `bits == 0` for anything else.
-inline dlpack::DataType dtype_from_format(const char *fmt, Py_ssize_t itemsize) noexcept {
+/// Returns `bits == 0` for a format with no DLPack dtype. `native` tells whether the byte order is the
+/// machine's; DLPack has no byte order, so a swapped buffer is only usable through a conversion.
+inline dlpack::DataType dtype_from_format(const char *fmt, Py_ssize_t itemsize, bool &native) noexcept {
     dlpack::DataType none{0, 0, 0};
+    native = true;
     if (!fmt) fmt = "B";  // PEP 3118: a NULL format means unsigned bytes
     if (*fmt == '@' || *fmt == '=') ++fmt;
     else if (*fmt == '<' || *fmt == '>' || *fmt == '!') {
         const uint16_t probe = 1;
         bool little = *reinterpret_cast<const uint8_t *>(&probe) == 1;
-        if ((*fmt == '<') != little) return none;
+        native = (*fmt == '<') == little || itemsize == 1;
         ++fmt;
     }
     uint8_t code;
@@ -236,8 +258,13 @@ inline mismatch import_buffer(PyObject *src, const requirements &r, imported &ou
     Py_buffer &v = b->view;
     auto fail = [&](mismatch m) { PyBuffer_Release(&v); PyMem_Free(b); return m; };
 
-    dlpack::DataType dt = dtype_from_format(v.format, v.itemsize);
+    bool native;
+    dlpack::DataType dt = dtype_from_format(v.format, v.itemsize, native);
     if (dt.bits == 0 || v.ndim < 0 || v.ndim > dlpack::max_ndim) return fail(mismatch::invalid);
+    if (!native) {  // readable only through a byte-swapping conversion
+        seen = dt;
+        return fail(mismatch::dtype);
+    }
     int64_t step = 1;
     for (int i = v.ndim - 1; i >= 0; --i) {
         b->shape[i] = v.shape ? (int64_t) v.shape[i] : (int64_t) (v.len / v.itemsize);
@@ -400,7 +427,7 @@ inline bool has_buffer_protocol(PyTypeObject *tp) noexcept {
 inline bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept {
     dlpack::DataType seen{0, 0, 0};
     if (PyCapsule_CheckExact(src))  // a raw capsule: no producer to convert with
-        return detail::import_capsule(src, r, false, out, seen) == mismatch::none;
+        return detail::import_capsule(src, r, false, false, out, seen) == mismatch::none;
 
     PyTypeObject *tp = Py_TYPE(src);
     PyObject *dlpack_attr = _PyType_Lookup(tp, detail::py_constants::get().dlpack_method);
@@ -412,8 +439,8 @@ inline bool import_tensor(PyObject *src, const requirements &r, bool convert, im
     if (dlpack_attr) {
         if (PyObject *capsule = detail::call_dlpack(src)) {
             if (PyCapsule_CheckExact(capsule))
-                m = detail::import_capsule(capsule, r, info.immutable, out, seen);
-            Py_DECREF(capsule);  // consumed: freed without calling the deleter; rejected: the producer frees it
+                m = detail::import_capsule(capsule, r, info.immutable, true, out, seen);
+            Py_DECREF(capsule);  // accepted: the owner holds it or took its tensor; rejected: the producer frees it
         }
     }
     if (m == mismatch::invalid && buffer)  // no DLPack export (e.g. a byte-swapped NumPy array)

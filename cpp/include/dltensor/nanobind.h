@@ -62,6 +62,11 @@ using dltensor_framework =
     std::conditional_t<std::is_same_v<typename Config::Framework, no_framework>, array_api,
                        typename Config::Framework>;
 
+/// The type name in signatures: the framework's, except that TensorFlow is named by its public type
+/// (`tensorflow.Tensor`, which nanobind's stubgen maps) rather than the private EagerTensor path.
+template <typename Framework> struct dltensor_type_name { static constexpr auto name = Framework::name; };
+template <> struct dltensor_type_name<tensorflow> { static constexpr auto name = const_name("tensorflow.Tensor"); };
+
 NAMESPACE_END(detail)
 
 template <typename... Args> class dltensor : public ndarray<Args...> {
@@ -86,7 +91,7 @@ public:
     /// Drops the reference to the tensor, taking the GIL when the caller released it, so that the owner
     /// (and the producer's deleter) is always released with the GIL held.
     ~dltensor() {
-        if (this->handle() && !PyGILState_Check()) {
+        if (this->handle() && !dlt::thread_holds_gil()) {
             gil_scoped_acquire guard;
             static_cast<base &>(*this) = base();
         }
@@ -122,7 +127,7 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     using Framework = dltensor_framework<Config>;
     static constexpr dlt::requirements requirements = dltensor_requirements<Config>();
 
-    NB_TYPE_CASTER(dltensor<Args...>, Framework::name + const_name("[") +
+    NB_TYPE_CASTER(dltensor<Args...>, dltensor_type_name<Framework>::name + const_name("[") +
                               concat_maybe(dtype_name<Scalar>::name, Config::Shape::name,
                                            Config::Order::name, Config::DeviceType::name,
                                            dtype_const_name<Scalar>::name) +

@@ -1,0 +1,46 @@
+// bench/bench_module.cpp: the same trivial functions bound three ways (a bare object parameter, the
+// floor; nanobind's nb::ndarray; py::dltensor), so that per-call costs compare side by side.
+#include <dltensor/nanobind.h>
+
+namespace nb = nanobind;
+namespace py = nanobind;
+
+namespace {
+float first(const float *p, size_t n) { return n ? p[0] : 0.f; }
+
+float *owned_buffer(size_t n) {
+    auto *p = new float[n];
+    for (size_t i = 0; i < n; ++i) p[i] = (float) i;
+    return p;
+}
+nb::capsule owner(float *p) { return nb::capsule(p, [](void *q) noexcept { delete[] (float *) q; }); }
+
+template <typename Array> void def_args(nb::module_ &m, const char *prefix) {
+    std::string p(prefix);
+    m.def((p + "_1").c_str(), [](Array a) { return first(a.data(), a.size()); });
+    m.def((p + "_3").c_str(), [](Array a, Array b, Array c) {
+        return first(a.data(), a.size()) + first(b.data(), b.size()) + first(c.data(), c.size());
+    });
+}
+
+template <template <typename...> class Array, typename Framework> void def_return(nb::module_ &m, const char *name) {
+    m.def(name, [](size_t n) {
+        float *p = owned_buffer(n);
+        return Array<Framework, float, nb::ndim<1>>(p, {n}, owner(p));
+    });
+}
+} // namespace
+
+NB_MODULE(dltensor_bench, m) {
+    m.def("floor_0", [] { return 0.f; });
+    m.def("floor_1", [](nb::handle) { return 0.f; });
+    m.def("floor_3", [](nb::handle, nb::handle, nb::handle) { return 0.f; });
+    def_args<nb::ndarray<const float, nb::ndim<1>, nb::c_contig>>(m, "nanobind");
+    def_args<py::dltensor<const float, py::ndim<1>, py::c_contig>>(m, "dltensor");
+    def_return<nb::ndarray, nb::numpy>(m, "nanobind_ret_numpy");
+    def_return<nb::ndarray, nb::pytorch>(m, "nanobind_ret_pytorch");
+    def_return<nb::ndarray, nb::jax>(m, "nanobind_ret_jax");
+    def_return<py::dltensor, py::numpy>(m, "dltensor_ret_numpy");
+    def_return<py::dltensor, py::pytorch>(m, "dltensor_ret_pytorch");
+    def_return<py::dltensor, py::jax>(m, "dltensor_ret_jax");
+}

@@ -1,0 +1,42 @@
+"""Configures and builds a CMake project against the installed dltensor and nanobind packages.
+
+Shared by the tests (the C++ test module, the downstream project) and the benchmark runner.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def cmake_build(source: Path, build: Path, extra_defs=()) -> Path:
+    """Configures and builds a CMake project against the installed dltensor; returns the build dir."""
+    import dltensor
+    import nanobind
+
+    build.mkdir(parents=True, exist_ok=True)
+    defs = [
+        f"-Ddltensor_DIR={dltensor.cmake_dir()}",
+        f"-Dnanobind_DIR={nanobind.cmake_dir()}",
+        f"-DPython_EXECUTABLE={sys.executable}",
+        "-DCMAKE_BUILD_TYPE=Release",
+        *extra_defs,
+    ]
+    gen = ["-G", "Ninja"] if _has_ninja() else []
+    run([sys.executable, "-m", "cmake", "-S", str(source), "-B", str(build), *gen, *defs])
+    run([sys.executable, "-m", "cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 2)])
+    return build
+
+
+def _has_ninja() -> bool:
+    try:
+        import ninja  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def run(cmd):
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"command failed: {' '.join(cmd)}\n{proc.stdout[-20000:]}")
+    return proc.stdout
