@@ -58,10 +58,11 @@ namespace detail {
 /// Interned names and constant arguments, created once per extension module (the GIL serializes this).
 struct py_constants {
     PyObject *dlpack_method = PyUnicode_InternFromString("__dlpack__");
-    PyObject *max_version_kwnames = Py_BuildValue("(s)", "max_version");
+    // Keyword names are interned: producers' argument parsers match them by identity first.
+    PyObject *max_version_kwnames = Py_BuildValue("(N)", PyUnicode_InternFromString("max_version"));
     PyObject *max_version = Py_BuildValue("(II)", dlpack::major_version, dlpack::minor_version);
     PyObject *array_namespace = PyUnicode_InternFromString("__array_namespace__");
-    PyObject *order_kwnames = Py_BuildValue("(s)", "order");
+    PyObject *order_kwnames = Py_BuildValue("(N)", PyUnicode_InternFromString("order"));
 
     bool ok() const noexcept {
         return dlpack_method && max_version_kwnames && max_version && array_namespace && order_kwnames;
@@ -185,16 +186,25 @@ inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool im
 }
 
 /// Calls `src.__dlpack__(max_version=(1, minor))`, falling back to `src.__dlpack__()` for producers that
-/// predate `max_version` (they raise TypeError). Returns a new reference or NULL with no error set.
-inline PyObject *call_dlpack(PyObject *src) noexcept {
+/// predate `max_version` (they raise TypeError). `method` is `__dlpack__` as found on the type: a plain
+/// function or method descriptor is called directly with `src` as its first argument, skipping the
+/// attribute lookup. Returns a new reference or NULL with no error set.
+inline PyObject *call_dlpack(PyObject *src, PyObject *method) noexcept {
     const py_constants &c = py_constants::get();
     if (!c.ok()) { PyErr_Clear(); return nullptr; }
     PyObject *args[] = {src, c.max_version};
-    PyObject *res = PyObject_VectorcallMethod(c.dlpack_method, args, 1, c.max_version_kwnames);
+    const bool direct = PyFunction_Check(method) || Py_IS_TYPE(method, &PyMethodDescr_Type);
+    Py_INCREF(method);  // the call may change the type's dict
+    auto call = [&](PyObject *kwnames) {
+        return direct ? PyObject_Vectorcall(method, args, 1, kwnames)
+                      : PyObject_VectorcallMethod(c.dlpack_method, args, 1, kwnames);
+    };
+    PyObject *res = call(c.max_version_kwnames);
     if (!res && PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyErr_Clear();
-        res = PyObject_VectorcallMethod(c.dlpack_method, args, 1, nullptr);
+        res = call(nullptr);
     }
+    Py_DECREF(method);
     if (!res) PyErr_Clear();
     return res;
 }
@@ -437,7 +447,7 @@ inline bool import_tensor(PyObject *src, const requirements &r, bool convert, im
     producer_info info = detail::producer_of(tp);
     mismatch m = mismatch::invalid;
     if (dlpack_attr) {
-        if (PyObject *capsule = detail::call_dlpack(src)) {
+        if (PyObject *capsule = detail::call_dlpack(src, dlpack_attr)) {
             if (PyCapsule_CheckExact(capsule))
                 m = detail::import_capsule(capsule, r, info.immutable, true, out, seen);
             Py_DECREF(capsule);  // accepted: the owner holds it or took its tensor; rejected: the producer frees it

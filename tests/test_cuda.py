@@ -1,0 +1,26 @@
+"""CUDA tensors from PyTorch: accepted by CUDA parameters in place, refused by CPU parameters. Skips only
+where no CUDA device exists (CI machines without a GPU); the device checks themselves also run on the
+CPU through capsules that claim CUDA memory (test_constraints.py)."""
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+def test_cuda_tensor_binds_to_a_cuda_parameter_in_place(m):
+    t = torch.arange(6, dtype=torch.float32, device="cuda").reshape(2, 3)
+    assert m.take_cuda(t) == 2
+    info = m.describe(t)
+    assert info[4:7] == (2, t.device.index or 0, t.data_ptr())
+
+
+def test_cuda_tensor_is_refused_by_a_cpu_parameter(m):
+    t = torch.zeros(3, device="cuda")
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        m.take_cpu(t)
+
+
+def test_cuda_conversion_stays_on_the_device(m):
+    t = torch.arange(4, dtype=torch.int32, device="cuda")
+    with pytest.raises(TypeError):
+        m.norms(t)  # CPU parameter: a device mismatch is never converted
