@@ -50,3 +50,4 @@ void init_dtypes(py::module_ &m);
 void init_export(py::module_ &m);
 void init_ownership(py::module_ &m);
 void init_producer(py::module_ &m);
+void init_ndarray_compat(py::module_ &m);

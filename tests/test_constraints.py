@@ -134,3 +134,30 @@ def test_writable_overload_is_chosen_only_for_writable_sources(m):
     ro = np.zeros(2, np.float32)
     ro.flags.writeable = False
     assert m.which_rw(ro) == "read-only"
+
+
+def _compile(snippet, tmp_path):
+    import shutil
+    import subprocess
+    import sysconfig
+
+    import dltensor
+    import nanobind
+
+    cxx = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    src = tmp_path / "snippet.cpp"
+    src.write_text("#include <dltensor/nanobind.h>\nnamespace py = nanobind;\n" + snippet + "\n")
+    return subprocess.run([cxx, "-std=c++17", "-fsyntax-only", f"-I{dltensor.include_dir()}",
+                           f"-I{nanobind.include_dir()}", f"-I{sysconfig.get_paths()['include']}", str(src)],
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("args", ["float, double", "py::shape<2>, py::ndim<2>", "py::c_contig, py::f_contig",
+                                  "py::device::cpu, py::device::cuda", "py::numpy, py::pytorch",
+                                  "py::ro, py::ro"])
+def test_each_annotation_kind_at_most_once(args, tmp_path):
+    bad = _compile(f"static_assert(sizeof(py::dltensor<{args}>) > 0);", tmp_path)
+    assert bad.returncode != 0 and "at most once" in bad.stderr
+    good = _compile("static_assert(sizeof(py::dltensor<py::ro, float, py::shape<2>, py::c_contig, py::device::cpu, "
+                    "py::numpy>) > 0);", tmp_path)
+    assert good.returncode == 0, good.stderr

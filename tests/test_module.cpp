@@ -13,4 +13,5 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
     init_dtypes(m);
     init_export(m);
     init_ownership(m);
+    init_ndarray_compat(m);
 }

@@ -67,9 +67,35 @@ using dltensor_framework =
 template <typename Framework> struct dltensor_type_name { static constexpr auto name = Framework::name; };
 template <> struct dltensor_type_name<tensorflow> { static constexpr auto name = const_name("tensorflow.Tensor"); };
 
+/// How many annotations of each kind a parameter list holds: each kind may appear at most once.
+template <typename T> struct dltensor_is_shape : std::false_type { };
+template <ssize_t... Is> struct dltensor_is_shape<shape<Is...>> : std::true_type { };
+template <typename T, typename = int> struct dltensor_kind {
+    static constexpr int scalar = is_ndarray_scalar_v<T>, shape = dltensor_is_shape<T>::value,
+                         ro = std::is_same_v<T, nanobind::ro>, device = 0, framework = 0, order = 0;
+};
+template <typename T> struct dltensor_kind<T, enable_if_t<T::is_device_type>> {
+    static constexpr int scalar = 0, shape = 0, ro = 0, device = 1, framework = 0, order = 0;
+};
+template <typename T> struct dltensor_kind<T, enable_if_t<T::is_framework>> {
+    static constexpr int scalar = 0, shape = 0, ro = 0, device = 0, framework = 1, order = 0;
+};
+template <typename T> struct dltensor_kind<T, enable_if_t<T::is_order>> {
+    static constexpr int scalar = 0, shape = 0, ro = 0, device = 0, framework = 0, order = 1;
+};
+template <typename... Args> constexpr bool dltensor_annotations_unique() {
+    return (0 + ... + dltensor_kind<Args>::scalar) <= 1 && (0 + ... + dltensor_kind<Args>::shape) <= 1 &&
+           (0 + ... + dltensor_kind<Args>::ro) <= 1 && (0 + ... + dltensor_kind<Args>::device) <= 1 &&
+           (0 + ... + dltensor_kind<Args>::framework) <= 1 && (0 + ... + dltensor_kind<Args>::order) <= 1;
+}
+
 NAMESPACE_END(detail)
 
 template <typename... Args> class dltensor : public ndarray<Args...> {
+    static_assert(detail::dltensor_annotations_unique<Args...>(),
+                  "py::dltensor<...>: each kind of annotation (dtype, shape/ndim, ro, device, order, "
+                  "framework) may appear at most once");
+
     using base = ndarray<Args...>;
 
 public:

@@ -1,0 +1,42 @@
+"""On the nanobind backend py::dltensor is a drop-in for nb::ndarray: code written for nb::ndarray
+(view(), operator(), cast(), ReadOnly, ndarray_check, converting constructors) keeps working."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+
+def test_view_reads_strided_data(m):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert m.sum_view(a[::2, 1::2]) == a[::2, 1::2].sum()
+    assert m.sum_view(torch.arange(6, dtype=torch.float32).reshape(2, 3).T) == 15
+
+
+def test_view_with_added_dtype(m):
+    assert m.view_as_double(np.array([2.5, 1.0])) == 2.5
+
+
+def test_operator_call_writes_in_place(m):
+    a = np.ones((3, 2), np.float32)
+    m.scale_in_place(a, 3.0)
+    assert (a == 3).all()
+
+
+def test_cast_returns_the_framework_object(m):
+    r = m.cast_to_object(np.arange(3, dtype=np.float32))
+    assert isinstance(r, np.ndarray) and r.tolist() == [0, 1, 2]
+
+
+def test_ndarray_check(m):
+    assert m.is_array_like(np.zeros(1)) and m.is_array_like(torch.zeros(1)) and m.is_array_like(b"x")
+    assert not m.is_array_like(3) and not m.is_array_like([1.0])
+
+
+def test_read_only_constant(m):
+    assert m.read_only_constant()
+
+
+def test_converting_constructor_shares_the_tensor(m):
+    a = np.arange(4.0)
+    r = m.roundtrip_through_ndarray(a)
+    assert isinstance(r, np.ndarray) and np.shares_memory(a, r)
