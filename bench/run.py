@@ -34,6 +34,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="few repeats: a smoke run")
     ap.add_argument("--out", default=str(HERE / "results"), help="directory for the markdown table")
+    ap.add_argument("--update-readme", action="store_true", help="also write the table into README.md")
     args = ap.parse_args(argv)
     number, repeat = (2000, 3) if args.quick else (20000, 15)
 
@@ -84,6 +85,13 @@ def main(argv=None):
     name = "quick.md" if args.quick else "latest.md"
     (out / name).write_text(table + "\n\nRecorded " + time.strftime("%Y-%m-%d %H:%M:%S") + "\n")
     print(f"\nsaved {out / name}")
+    if args.update_readme:
+        readme = HERE.parent / "README.md"
+        text = readme.read_text()
+        begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+        head, rest = text.split(begin, 1)
+        readme.write_text(head + begin + "\n" + table + "\n" + end + rest.split(end, 1)[1])
+        print(f"updated {readme}")
     return 0
 
 
