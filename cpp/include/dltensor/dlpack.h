@@ -118,5 +118,47 @@ inline constexpr const char *capsule_name_versioned = "dltensor_versioned";
 inline constexpr const char *used_capsule_name = "used_dltensor";
 inline constexpr const char *used_capsule_name_versioned = "used_dltensor_versioned";
 
+// ---------------------------------------------------------------------------------------------------
+// The DLPack C exchange API (DLPack 1.3): a table of C functions that a tensor type publishes as
+// `type(t).__dlpack_c_exchange_api__`, a capsule named "dlpack_exchange_api" (PyTorch >= 2.10).
+// ---------------------------------------------------------------------------------------------------
+
+/// Capsule name of `__dlpack_c_exchange_api__`.
+inline constexpr const char *exchange_api_capsule_name = "dlpack_exchange_api";
+
+/// `DLPackExchangeAPIHeader`: stable across versions. A consumer checks `version.major` and may walk
+/// `prev_api` to an older table it supports.
+struct ExchangeAPIHeader {
+    Version version;              ///< DLPack version of the table that follows this header.
+    ExchangeAPIHeader *prev_api;  ///< An older version of the same table, or NULL.
+};
+
+/// `DLPackManagedTensorAllocator`: allocates a tensor like `prototype` (dtype, ndim, shape, device are
+/// read) with the framework's allocator. Returns 0, or -1 after calling `set_error` exactly once.
+using ManagedTensorAllocator = int (*)(Tensor *prototype, ManagedTensorVersioned **out, void *error_ctx,
+                                       void (*set_error)(void *error_ctx, const char *kind, const char *message));
+/// `DLPackManagedTensorFromPyObjectNoSync`: an owning export of `py_object`; no stream synchronization.
+/// Returns 0, or -1 with a Python error set.
+using ManagedTensorFromPyObjectNoSync = int (*)(void *py_object, ManagedTensorVersioned **out);
+/// `DLPackManagedTensorToPyObjectNoSync`: wraps (and takes ownership of) `tensor` in the framework's
+/// Python tensor type. Returns 0, or -1 with a Python error set (the tensor is then not taken).
+using ManagedTensorToPyObjectNoSync = int (*)(ManagedTensorVersioned *tensor, void **out_py_object);
+/// `DLPackDLTensorFromPyObjectNoSync`: a non-owning view, valid while the object is alive and unchanged.
+/// Returns 0, or -1 with a Python error set.
+using DLTensorFromPyObjectNoSync = int (*)(void *py_object, Tensor *out);
+/// `DLPackCurrentWorkStream`: the framework's current stream for a device (NULL for the CPU).
+/// Returns 0, or -1 with a Python error set.
+using CurrentWorkStream = int (*)(int32_t device_type, int32_t device_id, void **out_current_stream);
+
+/// `DLPackExchangeAPI` (major version 1): the function table behind the header. Lives for the process.
+struct ExchangeAPI {
+    ExchangeAPIHeader header;                                               ///< Version and older tables.
+    ManagedTensorAllocator managed_tensor_allocator;                        ///< Never NULL.
+    ManagedTensorFromPyObjectNoSync managed_tensor_from_py_object_no_sync;  ///< Never NULL.
+    ManagedTensorToPyObjectNoSync managed_tensor_to_py_object_no_sync;      ///< Never NULL.
+    DLTensorFromPyObjectNoSync dltensor_from_py_object_no_sync;             ///< May be NULL.
+    CurrentWorkStream current_work_stream;                                  ///< Never NULL.
+};
+
 } // namespace dlpack
 } // namespace dlt

@@ -25,6 +25,7 @@
 
 #include "dlpack.h"
 #include "dtypes.h"
+#include "exchange.h"
 #include "requirements.h"
 
 namespace dlt {
@@ -35,23 +36,17 @@ enum class producer : uint8_t { other, numpy, torch, jax, tensorflow, cupy, mlx 
 /// What the importer remembers about a Python type.
 struct producer_info {
     producer kind = producer::other;
-    bool immutable = false;  ///< Arrays of this type are immutable although they export no read-only flag.
+    bool immutable = false;                   ///< Immutable arrays, although they export no read-only flag.
+    const dlpack::ExchangeAPI *api = nullptr; ///< The type's DLPack C exchange API, if it publishes one.
+    torch_checks torch;                       ///< PyTorch types: the checks the C API skips.
 };
 
 /// The result of a successful import.
 struct imported {
     dlpack::Tensor tensor{};    ///< The validated view; strides may be NULL (C order).
     PyObject *owner = nullptr;  ///< New reference to the object that keeps `tensor` alive.
+    void *stream = nullptr;     ///< The producer's current work stream (exchange API, non-CPU), else NULL.
 };
-
-/// Does the calling thread hold the GIL? A thread-state read, cheaper than PyGILState_Check().
-inline bool thread_holds_gil() noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-    return PyThreadState_GetUnchecked() != nullptr;
-#else
-    return _PyThreadState_UncheckedGet() != nullptr;
-#endif
-}
 
 namespace detail {
 
@@ -103,6 +98,9 @@ inline producer_info producer_of(PyTypeObject *tp) noexcept {
     Py_XDECREF(mod);
     PyErr_Clear();
     info.immutable = info.kind == producer::jax || info.kind == producer::tensorflow;
+    if (info.kind == producer::torch) info.torch = torch_checks::of(tp);
+    // The fast path is only taken where every check it needs is available.
+    if (info.kind != producer::torch || info.torch.ok()) info.api = find_exchange_api(tp);
 
     entry &slot = cache[next++ % capacity];
     Py_XDECREF((PyObject *) slot.type);
@@ -331,7 +329,11 @@ inline PyObject *convert_with_producer(PyObject *src, producer kind, bool is_buf
                                        dlpack::DataType seen) noexcept {
     const py_constants &c = py_constants::get();
     char name[16];
-    if (!dtype_name(r.dtype.bits ? r.dtype : seen, name)) return nullptr;
+    // The target dtype: the parameter's, else the source's. Unknown only for a PyTorch lazy view that
+    // __dlpack__ refused to export; resolving it needs no dtype.
+    const bool have_dtype = dtype_name(r.dtype.bits ? r.dtype : seen, name);
+    if (!have_dtype && kind != producer::torch) return nullptr;
+    if (!have_dtype) std::strcpy(name, "float32");  // placeholder, unused
     const char order = r.order == 'F' ? 'F' : r.order ? 'C' : 'K';
     const char order_str[2] = {order, '\0'};
 
@@ -347,13 +349,21 @@ inline PyObject *convert_with_producer(PyObject *src, producer kind, bool is_buf
             break;
         }
         case producer::torch: {
-            PyObject *torch = import_module("torch");
-            PyObject *tdtype = torch ? PyObject_GetAttr(torch, dtype) : nullptr;
-            Py_XDECREF(torch);
-            if (!tdtype) { PyErr_Clear(); break; }
-            PyObject *args[] = {tdtype};
-            PyObject *cast = call_method(src, "to", args, 1);
-            Py_DECREF(tdtype);
+            // Materialize conjugate/negative views first (no-ops otherwise), then dtype, then order.
+            PyObject *t0 = call_method(src, "resolve_conj", nullptr, 0);
+            PyObject *cast = t0 ? call_method(t0, "resolve_neg", nullptr, 0) : nullptr;
+            Py_XDECREF(t0);
+            if (cast && have_dtype) {
+                PyObject *torch = import_module("torch");
+                PyObject *tdtype = torch ? PyObject_GetAttr(torch, dtype) : nullptr;
+                Py_XDECREF(torch);
+                PyErr_Clear();
+                PyObject *args[] = {tdtype};
+                PyObject *to = tdtype ? call_method(cast, "to", args, 1) : nullptr;
+                Py_XDECREF(tdtype);
+                Py_DECREF(cast);
+                cast = to;
+            }
             if (!cast || order == 'K') { res = cast; break; }
             if (order == 'C') {
                 res = call_method(cast, "contiguous", nullptr, 0);
@@ -430,6 +440,99 @@ inline bool has_buffer_protocol(PyTypeObject *tp) noexcept {
 
 } // namespace detail
 
+namespace detail {
+
+/// PyTorch views whose memory does not hold their values (conjugate/negative bits) are `lazy`: a read-only
+/// parameter gets them materialized (a conversion), a writable one refuses them. A tensor that requires
+/// grad is a read-only source: C++ writes would bypass autograd, and PyTorch forbids them in place.
+/// `check_conj`: also ask for the conjugate bit (only complex tensors can carry it).
+inline mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r,
+                               bool check_conj) noexcept {
+    if (c.negative(src) || (check_conj && c.conjugate(src))) return mismatch::lazy;
+    if (!r.read_only && c.needs_grad(src)) return mismatch::read_only;
+    return mismatch::none;
+}
+
+/// The fast path: a non-owning view through the type's exchange API; the owner is the tensor object
+/// itself. This pins the tensor as firmly as an owning export would (both hold the tensor, not a
+/// separate copy of its storage), without allocating.
+inline mismatch import_exchange(PyObject *src, const producer_info &info, const requirements &r,
+                                imported &out, dlpack::DataType &seen) noexcept {
+    const dlpack::ExchangeAPI *api = info.api;
+    dlpack::Tensor t{};
+    dlpack::ManagedTensorVersioned *owned = nullptr;
+    if (api->dltensor_from_py_object_no_sync) {
+        if (api->dltensor_from_py_object_no_sync(src, &t) != 0) { PyErr_Clear(); return mismatch::invalid; }
+    } else {  // the view entry is optional: take an owning export and hand its ownership to a capsule
+        if (api->managed_tensor_from_py_object_no_sync(src, &owned) != 0 || !owned) {
+            PyErr_Clear();
+            return mismatch::invalid;
+        }
+        t = owned->dl_tensor;
+    }
+    auto reject = [&](mismatch m) {
+        if (owned && owned->deleter) owned->deleter(owned);
+        return m;
+    };
+    if (validate(t)) return reject(mismatch::invalid);
+    seen = t.dtype;
+    if (info.kind == producer::torch) {
+        mismatch m = torch_precheck(src, info.torch, r, t.dtype.code == dlpack::complex_);
+        if (m != mismatch::none) return reject(m);
+    }
+    bool read_only = info.immutable || (owned && (owned->flags & dlpack::flag_read_only));
+    mismatch m = check(r, t, read_only);
+    if (m != mismatch::none) return reject(m);
+
+    void *stream = nullptr;
+    if (t.device.device_type != dlpack::cpu &&
+        api->current_work_stream(t.device.device_type, t.device.device_id, &stream) != 0) {
+        PyErr_Clear();
+        return reject(mismatch::invalid);
+    }
+    if (owned) {
+        out.owner = PyCapsule_New(owned, owner_name_versioned, release_owner_versioned);
+        if (!out.owner) { PyErr_Clear(); return reject(mismatch::invalid); }
+    } else {
+        Py_INCREF(src);
+        out.owner = src;
+    }
+    out.tensor = t;
+    out.stream = stream;
+    return mismatch::none;
+}
+
+/// The portable path: `__dlpack__`, else the buffer protocol.
+inline mismatch import_dlpack_or_buffer(PyObject *src, PyObject *dlpack_attr, bool buffer,
+                                        const producer_info &info, const requirements &r, imported &out,
+                                        dlpack::DataType &seen) noexcept {
+    mismatch m = mismatch::invalid;
+    PyObject *exporter = src;  // PyTorch refuses __dlpack__ for tensors that require grad: export a detached view
+    if (dlpack_attr && info.kind == producer::torch && info.torch.ok()) {
+        m = torch_precheck(src, info.torch, r, true);
+        if (m != mismatch::none) return m;
+        if (info.torch.needs_grad(src)) {
+            exporter = call_method(src, "detach", nullptr, 0);
+            if (!exporter) return mismatch::invalid;
+            dlpack_attr = _PyType_Lookup(Py_TYPE(exporter), py_constants::get().dlpack_method);
+        }
+        m = mismatch::invalid;
+    }
+    if (dlpack_attr) {
+        if (PyObject *capsule = call_dlpack(exporter, dlpack_attr)) {
+            if (PyCapsule_CheckExact(capsule))
+                m = import_capsule(capsule, r, info.immutable, true, out, seen);
+            Py_DECREF(capsule);  // accepted: the owner holds it or took its tensor; rejected: the producer frees it
+        }
+    }
+    if (exporter != src) Py_DECREF(exporter);
+    if (m == mismatch::invalid && buffer)  // no DLPack export (e.g. a byte-swapped NumPy array)
+        m = import_buffer(src, r, out, seen);
+    return m;
+}
+
+} // namespace detail
+
 /// Imports `src` for a parameter with requirements `r`. On success fills `out` (the caller owns
 /// `out.owner`) and returns true; otherwise returns false with no Python error set and nothing consumed.
 /// `convert`: the binding allows implicit conversion for this argument (not `.noconvert()`); a copy is
@@ -445,16 +548,9 @@ inline bool import_tensor(PyObject *src, const requirements &r, bool convert, im
     if (!dlpack_attr && !buffer) return false;
 
     producer_info info = detail::producer_of(tp);
-    mismatch m = mismatch::invalid;
-    if (dlpack_attr) {
-        if (PyObject *capsule = detail::call_dlpack(src, dlpack_attr)) {
-            if (PyCapsule_CheckExact(capsule))
-                m = detail::import_capsule(capsule, r, info.immutable, true, out, seen);
-            Py_DECREF(capsule);  // accepted: the owner holds it or took its tensor; rejected: the producer frees it
-        }
-    }
-    if (m == mismatch::invalid && buffer)  // no DLPack export (e.g. a byte-swapped NumPy array)
-        m = detail::import_buffer(src, r, out, seen);
+    mismatch m = info.api && exchange_api_enabled()
+                     ? detail::import_exchange(src, info, r, out, seen)
+                     : detail::import_dlpack_or_buffer(src, dlpack_attr, buffer, info, r, out, seen);
     if (m == mismatch::none) return true;
 
     if (!convert || !conversion_may_fix(r, seen, m)) return false;

@@ -14,8 +14,11 @@
 #include <nanobind/ndarray.h>
 
 #include <complex>
+#include <new>
+#include <stdexcept>
 
 #include "dtypes.h"
+#include "exchange.h"
 #include "import.h"
 #include "requirements.h"
 
@@ -97,20 +100,46 @@ template <typename... Args> class dltensor : public ndarray<Args...> {
                   "framework) may appear at most once");
 
     using base = ndarray<Args...>;
+    template <typename...> friend class dltensor;
+    template <typename, typename> friend struct detail::type_caster;
 
 public:
     using Config = typename base::Config;
     using Scalar = typename base::Scalar;
+    using VoidPtr = typename base::VoidPtr;
     using base::ReadOnly;
 
-    using base::base;
     dltensor() = default;
     dltensor(const dltensor &) = default;
     dltensor(dltensor &&) noexcept = default;
     dltensor &operator=(const dltensor &) = default;
     dltensor &operator=(dltensor &&) noexcept = default;
 
-    /// Adopts any `nb::ndarray` / `dltensor` handle (no checks, as `nb::ndarray`'s converting constructor).
+    /// Wraps an existing nanobind handle (as `nb::ndarray`'s handle constructor).
+    explicit dltensor(detail::ndarray_handle *handle) : base(handle) { }
+
+    /// A view of memory that C++ provides, as `nb::ndarray`'s constructors. `owner` keeps it alive; with
+    /// no owner the `automatic` return policy copies it.
+    dltensor(VoidPtr data, size_t ndim, const size_t *shape, handle owner = { },
+             const int64_t *strides = nullptr, dlpack::dtype dtype = nanobind::dtype<Scalar>(),
+             int device_type = base::DeviceType, int device_id = 0, char order = base::Order,
+             uint64_t byte_offset = 0)
+        : base(data, ndim, shape, owner, strides, dtype, device_type, device_id, order, byte_offset),
+          m_owned(owner.is_valid()) { }
+
+    dltensor(VoidPtr data, std::initializer_list<size_t> shape = { }, handle owner = { },
+             std::initializer_list<int64_t> strides = { }, dlpack::dtype dtype = nanobind::dtype<Scalar>(),
+             int device_type = base::DeviceType, int device_id = 0, char order = base::Order,
+             uint64_t byte_offset = 0)
+        : base(data, shape, owner, strides, dtype, device_type, device_id, order, byte_offset),
+          m_owned(owner.is_valid()) { }
+
+    /// Adopts another `dltensor`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
+    template <typename... Args2>
+    explicit dltensor(const dltensor<Args2...> &other)
+        : base(other.handle()), m_stream(other.m_stream), m_owned(other.m_owned) { }
+
+    /// Adopts any `nb::ndarray`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
     template <typename... Args2>
     explicit dltensor(const ndarray<Args2...> &other) : base(other.handle()) { }
 
@@ -126,8 +155,24 @@ public:
     /// Does the binding promise not to write (const dtype or `ro`)? A read-only source binds only then.
     static constexpr bool read_only() noexcept { return ReadOnly; }
 
+    /// The producer's current work stream for the tensor's device (e.g. a `cudaStream_t`), when the tensor
+    /// came through the DLPack C exchange API; NULL otherwise (CPU tensors, and `__dlpack__` imports,
+    /// which the producer synchronized with the legacy default stream). Launch kernels on it.
+    void *stream() const noexcept { return m_stream; }
+
+    /// Allocates an uninitialized tensor of this type through the framework's own allocator (the DLPack
+    /// exchange API's `managed_tensor_allocator`; on CUDA, PyTorch's caching allocator). Needs a
+    /// framework that publishes the API (`py::pytorch`) and a dtype; the device is the annotated one
+    /// (CPU when none). Returned to Python, it becomes that framework's tensor without an owner capsule.
+    /// Throws `python_error` when allocation fails.
+    static dltensor empty(std::initializer_list<size_t> shape, int device_id = 0);
+
     /// Wraps the tensor in a Python object of the annotated framework (see `dltensor_framework`).
     auto cast(rv_policy rvp = rv_policy::automatic, class handle parent = {}) const;
+
+private:
+    void *m_stream = nullptr;  ///< See stream().
+    bool m_owned = false;      ///< An owner keeps the memory alive (imported, allocated, or given one).
 };
 
 NAMESPACE_BEGIN(detail)
@@ -145,6 +190,44 @@ inline handle tensorflow_copy(const ndarray<> &t, cleanup_list *cleanup) noexcep
         PyErr_SetString(PyExc_RuntimeError, "dltensor: could not convert the result to a TensorFlow tensor");
     }
     return handle();
+}
+
+/// Hands a tensor to a framework through its exchange API (`managed_tensor_to_py_object_no_sync`). The
+/// managed tensor keeps the nanobind handle alive and borrows its shape and strides; its deleter may run
+/// on any thread and takes the GIL to release the handle. NULL with a Python error set on failure.
+inline handle export_through(const dlt::dlpack::ExchangeAPI *api, ndarray<> tensor, bool read_only) noexcept {
+    struct holder {
+        dlt::dlpack::ManagedTensorVersioned mt;  // first: the deleter casts back
+        ndarray<> keep;
+    };
+    auto *h = new (std::nothrow) holder{{}, std::move(tensor)};
+    if (!h) { PyErr_NoMemory(); return handle(); }
+    const ndarray<> &t = h->keep;
+    auto &mt = h->mt;
+    mt.version = {dlt::dlpack::major_version, dlt::dlpack::minor_version};
+    mt.manager_ctx = h;
+    mt.deleter = [](dlt::dlpack::ManagedTensorVersioned *self) {
+        PyGILState_STATE st = PyGILState_Ensure();
+        delete static_cast<holder *>(self->manager_ctx);
+        PyGILState_Release(st);
+    };
+    mt.flags = read_only ? dlt::dlpack::flag_read_only : 0;
+    mt.dl_tensor.data = t.data_handle();
+    mt.dl_tensor.device = {t.device_type(), t.device_id()};
+    mt.dl_tensor.ndim = (int32_t) t.ndim();
+    mt.dl_tensor.dtype = {t.dtype().code, t.dtype().bits, t.dtype().lanes};
+    mt.dl_tensor.shape = const_cast<int64_t *>(t.shape_ptr());
+    mt.dl_tensor.strides = const_cast<int64_t *>(t.stride_ptr());
+    mt.dl_tensor.byte_offset = t.byte_offset();
+    void *out = nullptr;
+    if (api->managed_tensor_to_py_object_no_sync(&mt, &out) != 0 || !out) {
+        // Whether a failing producer already took the tensor is unspecified: leak it rather than risk a
+        // double free (the failure means an unsupported dtype or device, which the type system excludes).
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "dltensor: export through the DLPack "
+                                                                   "exchange API failed");
+        return handle();
+    }
+    return handle(static_cast<PyObject *>(out));
 }
 
 template <typename... Args> struct type_caster<dltensor<Args...>> {
@@ -176,11 +259,24 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                       dlpack::dtype{t.dtype.code, t.dtype.bits, t.dtype.lanes}, t.device.device_type,
                       t.device.device_id, 'C', t.byte_offset);
         Py_DECREF(im.owner);  // the ndarray holds its own reference
+        value.m_stream = im.stream;
+        value.m_owned = true;
         return true;
     }
 
     static handle from_cpp(const Value &tensor, rv_policy policy, cleanup_list *cleanup) noexcept {
         using Export = ndarray<Framework>;
+        if constexpr (std::is_same_v<Framework, pytorch>) {
+            // The exchange API's managed_tensor_to_py_object_no_sync, where nanobind's export would not
+            // copy: an owned tensor under the automatic policies, or the reference policies.
+            const bool copy = policy == rv_policy::copy || policy == rv_policy::move ||
+                              ((policy == rv_policy::automatic || policy == rv_policy::automatic_reference) &&
+                               !tensor.m_owned);
+            const bool view = policy != rv_policy::reference_internal && policy != rv_policy::none;
+            if (tensor.is_valid() && !copy && view && dlt::exchange_api_enabled())
+                if (const dlt::dlpack::ExchangeAPI *api = dlt::torch_exchange_api())
+                    return export_through(api, ndarray<>(tensor.handle()), Value::ReadOnly);
+        }
         if constexpr (std::is_same_v<Framework, tensorflow>) {
             // TensorFlow adopts DLPack memory without checking alignment and aborts the process in the
             // first kernel that needs 64-byte alignment. Its tensors are immutable, so a copy is
@@ -201,6 +297,43 @@ public:
 };
 
 NAMESPACE_END(detail)
+
+template <typename... Args>
+dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, int device_id) {
+    static_assert(std::is_same_v<typename Config::Framework, pytorch>,
+                  "dltensor::empty() allocates through the framework's DLPack exchange API: annotate py::pytorch");
+    static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "dltensor::empty() needs a dtype annotation");
+    const size_t ndim = shape.size();
+    if ((Config::N >= 0 && ndim != (size_t) Config::N) || ndim > (size_t) dlt::dlpack::max_ndim)
+        throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
+    int64_t dims[dlt::dlpack::max_ndim + 1];
+    size_t i = 0;
+    for (size_t e : shape) {
+        if (e > (size_t) INT64_MAX) throw std::invalid_argument("dltensor::empty(): extent too large");
+        dims[i++] = (int64_t) e;
+    }
+    const int32_t device_type = base::DeviceType ? base::DeviceType : (int32_t) dlt::dlpack::cpu;
+    const dlt::dlpack::ExchangeAPI *api = dlt::torch_exchange_api();
+    dlt::dlpack::ManagedTensorVersioned *mt =
+        dlt::allocate(api, dlt::dtype_of<Scalar>(), (int32_t) ndim, dims, {device_type, (int32_t) device_id});
+    if (!mt) throw python_error();
+    object owner = steal(PyCapsule_New(mt, dlt::detail::owner_name_versioned,
+                                       dlt::detail::release_owner_versioned));
+    if (!owner.is_valid()) {
+        if (mt->deleter) mt->deleter(mt);
+        throw python_error();
+    }
+    const dlt::dlpack::Tensor &t = mt->dl_tensor;
+    size_t extents[dlt::dlpack::max_ndim + 1];
+    for (i = 0; i < ndim; ++i) extents[i] = (size_t) t.shape[i];
+    dltensor result((VoidPtr) t.data, ndim, extents, owner, t.strides,
+                    dlpack::dtype{t.dtype.code, t.dtype.bits, t.dtype.lanes}, t.device.device_type,
+                    t.device.device_id, 'C', t.byte_offset);
+    if (t.device.device_type != dlt::dlpack::cpu &&
+        api->current_work_stream(t.device.device_type, t.device.device_id, &result.m_stream) != 0)
+        throw python_error();
+    return result;
+}
 
 template <typename... Args>
 auto dltensor<Args...>::cast(rv_policy rvp, class handle parent) const {

@@ -27,6 +27,7 @@ enum class mismatch : uint8_t {
     shape,      ///< Wrong ndim or a fixed extent differs.
     dtype,      ///< Wrong element type (a conversion may fix it).
     order,      ///< Strides are not of the required order (a conversion may fix it).
+    lazy,       ///< The memory does not hold the values: a PyTorch conjugate or negative view.
     invalid,    ///< Not a usable DLPack tensor: malformed, foreign, already consumed, or no tensor at all.
 };
 
@@ -85,11 +86,11 @@ inline mismatch check(const requirements &r, const dlpack::Tensor &t, bool sourc
     return mismatch::none;
 }
 
-/// Can a conversion (a copy made by the producer) fix this mismatch for this parameter? Only dtype and
-/// order mismatches, only for read-only parameters, and never complex -> real (it would drop data).
-/// `source` is the tensor's element type.
+/// Can a conversion (a copy made by the producer) fix this mismatch for this parameter? Only dtype,
+/// order and lazy-view mismatches, only for read-only parameters, and never complex -> real (it would
+/// drop data). `source` is the tensor's element type (`bits == 0` when unknown).
 inline bool conversion_may_fix(const requirements &r, dlpack::DataType source, mismatch m) noexcept {
-    if (!r.read_only || (m != mismatch::dtype && m != mismatch::order)) return false;
+    if (!r.read_only || (m != mismatch::dtype && m != mismatch::order && m != mismatch::lazy)) return false;
     if (m == mismatch::dtype && source.code == dlpack::complex_ && r.dtype.code != dlpack::complex_)
         return false;
     return true;

@@ -1,0 +1,152 @@
+// dltensor/exchange.h: the DLPack C exchange API (`type(t).__dlpack_c_exchange_api__`) as a consumer uses
+// it: per-type discovery, the PyTorch-specific checks that the C API skips, framework-side allocation and
+// export. Written against the CPython C API only, so every backend shares it.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <cstring>
+
+#include "dlpack.h"
+#include "dtypes.h"
+
+namespace dlt {
+
+/// Process-wide (per extension module) switch for the exchange-API fast path. On by default; tests turn
+/// it off to run every import through `__dlpack__` and compare.
+inline bool &exchange_api_enabled() noexcept {
+    static bool enabled = true;
+    return enabled;
+}
+
+/// Does the calling thread hold the GIL? A thread-state read, cheaper than PyGILState_Check().
+inline bool thread_holds_gil() noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyThreadState_GetUnchecked() != nullptr;
+#else
+    return _PyThreadState_UncheckedGet() != nullptr;
+#endif
+}
+
+/// The exchange API that a type publishes, at a major version dltensor reads (walking `prev_api` from a
+/// newer table), or NULL. Leaves no Python error set.
+inline const dlpack::ExchangeAPI *find_exchange_api(PyTypeObject *tp) noexcept {
+    static PyObject *name = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
+    if (!name) { PyErr_Clear(); return nullptr; }
+    PyObject *capsule = _PyType_Lookup(tp, name);  // borrowed
+    if (!capsule || !PyCapsule_CheckExact(capsule)) return nullptr;
+    auto *h = static_cast<dlpack::ExchangeAPIHeader *>(
+        PyCapsule_GetPointer(capsule, dlpack::exchange_api_capsule_name));
+    if (!h) { PyErr_Clear(); return nullptr; }
+    for (int hops = 0; h && hops < 16; h = h->prev_api, ++hops) {
+        if (h->version.major != dlpack::major_version) continue;
+        auto *api = reinterpret_cast<const dlpack::ExchangeAPI *>(h);
+        if (api->managed_tensor_allocator && api->managed_tensor_from_py_object_no_sync &&
+            api->managed_tensor_to_py_object_no_sync && api->current_work_stream)
+            return api;
+        return nullptr;  // a table missing mandatory entries is not used
+    }
+    return nullptr;
+}
+
+/// PyTorch state that neither the exchange API nor (for the negative bit) `__dlpack__` reports. The
+/// C entry points are read once per type from its method and property descriptors and called directly.
+struct torch_checks {
+    PyCFunction is_neg = nullptr;   ///< `Tensor.is_neg()`: memory holds the negated values.
+    PyCFunction is_conj = nullptr;  ///< `Tensor.is_conj()`: memory holds the conjugated values.
+    getter requires_grad = nullptr; ///< `Tensor.requires_grad`.
+    void *requires_grad_closure = nullptr;
+
+    bool ok() const noexcept { return is_neg && is_conj && requires_grad; }
+
+    static torch_checks of(PyTypeObject *tp) noexcept {
+        torch_checks c;
+        auto method = [&](const char *n) -> PyCFunction {
+            PyObject *key = PyUnicode_InternFromString(n);
+            PyObject *d = key ? _PyType_Lookup(tp, key) : nullptr;
+            Py_XDECREF(key);
+            PyErr_Clear();
+            if (!d || !Py_IS_TYPE(d, &PyMethodDescr_Type)) return nullptr;
+            PyMethodDef *def = reinterpret_cast<PyMethodDescrObject *>(d)->d_method;
+            return (def->ml_flags & METH_NOARGS) ? def->ml_meth : nullptr;
+        };
+        c.is_neg = method("is_neg");
+        c.is_conj = method("is_conj");
+        PyObject *key = PyUnicode_InternFromString("requires_grad");
+        PyObject *d = key ? _PyType_Lookup(tp, key) : nullptr;
+        Py_XDECREF(key);
+        PyErr_Clear();
+        if (d && Py_IS_TYPE(d, &PyGetSetDescr_Type)) {
+            PyGetSetDef *def = reinterpret_cast<PyGetSetDescrObject *>(d)->d_getset;
+            c.requires_grad = def->get;
+            c.requires_grad_closure = def->closure;
+        }
+        return c;
+    }
+
+    /// Calls a boolean query; an error counts as "true" (the unsafe answer), with the error cleared.
+    static bool query(PyObject *result) noexcept {
+        if (!result) { PyErr_Clear(); return true; }
+        bool v = result == Py_True;
+        Py_DECREF(result);
+        return v;
+    }
+    bool negative(PyObject *t) const noexcept { return query(is_neg(t, nullptr)); }
+    bool conjugate(PyObject *t) const noexcept { return query(is_conj(t, nullptr)); }
+    bool needs_grad(PyObject *t) const noexcept { return query(requires_grad(t, requires_grad_closure)); }
+};
+
+/// The exchange API of `torch.Tensor`, found once (PyTorch never unloads). NULL when PyTorch is not
+/// installed or predates the API; raises nothing.
+inline const dlpack::ExchangeAPI *torch_exchange_api() noexcept {
+    static const dlpack::ExchangeAPI *api = nullptr;
+    static bool looked = false;
+    if (looked) return api;
+    PyObject *torch = PyImport_ImportModule("torch");
+    PyObject *tensor = torch ? PyObject_GetAttrString(torch, "Tensor") : nullptr;
+    if (tensor && PyType_Check(tensor)) api = find_exchange_api((PyTypeObject *) tensor);
+    Py_XDECREF(tensor);
+    Py_XDECREF(torch);
+    PyErr_Clear();
+    looked = true;  // also when absent: importing PyTorch is not retried on every call
+    return api;
+}
+
+/// Error sink for `managed_tensor_allocator`: raises `kind(message)` (RuntimeError for unknown kinds).
+inline void set_allocator_error(void *, const char *kind, const char *message) {
+    PyGILState_STATE st = PyGILState_Ensure();
+    PyObject *exc = PyExc_RuntimeError;
+    if (kind && std::strcmp(kind, "MemoryError") == 0) exc = PyExc_MemoryError;
+    else if (kind && std::strcmp(kind, "ValueError") == 0) exc = PyExc_ValueError;
+    else if (kind && std::strcmp(kind, "TypeError") == 0) exc = PyExc_TypeError;
+    PyErr_SetString(exc, message ? message : "tensor allocation failed");
+    PyGILState_Release(st);
+}
+
+/// Allocates an uninitialized tensor through the framework's allocator (on CUDA, its caching allocator).
+/// Returns the owning managed tensor, or NULL with a Python error set.
+inline dlpack::ManagedTensorVersioned *allocate(const dlpack::ExchangeAPI *api, dlpack::DataType dtype,
+                                                int32_t ndim, const int64_t *shape,
+                                                dlpack::Device device) noexcept {
+    if (!api) {
+        PyErr_SetString(PyExc_RuntimeError, "dltensor: the framework publishes no DLPack exchange API "
+                                            "(PyTorch >= 2.10 is needed to allocate through it)");
+        return nullptr;
+    }
+    dlpack::Tensor proto{};
+    proto.device = device;
+    proto.ndim = ndim;
+    proto.dtype = dtype;
+    proto.shape = const_cast<int64_t *>(shape);
+    dlpack::ManagedTensorVersioned *out = nullptr;
+    if (api->managed_tensor_allocator(&proto, &out, nullptr, set_allocator_error) != 0 || !out) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "dltensor: tensor allocation failed");
+        return nullptr;
+    }
+    return out;
+}
+
+} // namespace dlt
