@@ -51,3 +51,4 @@ void init_export(py::module_ &m);
 void init_ownership(py::module_ &m);
 void init_producer(py::module_ &m);
 void init_ndarray_compat(py::module_ &m);
+void init_torch(py::module_ &m);

@@ -33,6 +33,19 @@ def load_backend(backend: str):
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
-def m(request):
+def backend_module(request):
     """The C++ test module for one backend."""
     return load_backend(request.param)
+
+
+# Import paths for producers that publish the DLPack C exchange API (PyTorch): every test runs through
+# the fast path and through __dlpack__, and must see the same results.
+PATHS = ["exchange", "dlpack"]
+
+
+@pytest.fixture(params=PATHS)
+def m(backend_module, request):
+    """The C++ test module, routed through one import path for the duration of a test."""
+    backend_module.set_exchange_api(request.param == "exchange")
+    yield backend_module
+    backend_module.set_exchange_api(True)

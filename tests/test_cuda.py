@@ -24,3 +24,19 @@ def test_cuda_conversion_stays_on_the_device(m):
     t = torch.arange(4, dtype=torch.int32, device="cuda")
     with pytest.raises(TypeError):
         m.norms(t)  # CPU parameter: a device mismatch is never converted
+
+
+def test_cuda_tensor_carries_the_producers_stream(m):
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        t = torch.zeros(4, device="cuda")
+        if m.exchange_api_enabled():
+            assert m.stream_of(t) == s.cuda_stream
+        else:
+            assert m.stream_of(t) == 0  # __dlpack__ synchronized with the legacy default stream
+
+
+def test_cuda_framework_allocated_output(m):
+    t, stream = m.torch_empty_cuda(16)
+    assert t.is_cuda and t.shape == (16,) and t.dtype == torch.float32
+    assert stream == torch.cuda.current_stream().cuda_stream

@@ -9,7 +9,8 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def stub(m, tmp_path_factory):
+def stub(backend_module, tmp_path_factory):
+    m = backend_module
     out = tmp_path_factory.mktemp("stubs") / f"{m.__name__}.pyi"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(m.__file__), *sys.path]))
     proc = subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-m", m.__name__, "-o", str(out)],

@@ -1,0 +1,156 @@
+"""PyTorch through the DLPack C exchange API (and, for comparison, __dlpack__; the `m` fixture runs every
+test both ways): the special tensors that the C API does not flag, the producer's stream, and tensors
+allocated by PyTorch for C++ to fill."""
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+INCOMPATIBLE = "incompatible function arguments"
+
+
+def test_switch_routes_through_the_chosen_path(m):
+    calls = []
+
+    class Counting(torch.Tensor):
+        def __dlpack__(self, *args, **kwargs):
+            calls.append(1)
+            return super().__dlpack__(*args, **kwargs)
+
+    t = torch.arange(3.0).as_subclass(Counting)
+    assert m.values(t) == [0, 1, 2]
+    assert calls == ([] if m.exchange_api_enabled() else [1])
+
+
+def test_torch_type_publishes_the_exchange_api():
+    cap = type(torch.zeros(1)).__dlpack_c_exchange_api__
+    assert "dlpack_exchange_api" in repr(cap)
+
+
+def test_conjugate_view_is_materialized_for_read_only_parameters(m):
+    a = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64)
+    c = a.conj()
+    assert c.is_conj()
+    assert m.values(c) == [1 - 2j, 3 + 1j]
+    assert m.dtype_complex64(c)[1] == [1 - 2j, 3 + 1j]
+
+
+def test_conjugate_view_is_refused_by_writable_parameters(m):
+    c = torch.tensor([1 + 2j], dtype=torch.complex64).conj()
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.fill(c, 0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.tensor([1 + 2j, -3 + 0.5j]).conj().imag,
+    lambda: torch._neg_view(torch.tensor([2.0, -0.5])),
+    lambda: torch.tensor([1 + 2j, -3 + 0.5j]).conj().imag.detach(),
+])
+def test_negative_view_is_read_with_its_sign(m, make):
+    n = make()
+    assert n.is_neg()
+    expected = n.resolve_neg().tolist()
+    assert m.values(n) == expected
+    assert m.ro_f64(n)[0] == expected
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.fill(n, 0)  # writable: the memory holds the negated values
+
+
+def test_negative_view_is_refused_without_conversion(m):
+    n = torch._neg_view(torch.tensor([1.0, 2.0], dtype=torch.float64))
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.ro_f64_noconvert(n)
+
+
+def test_requires_grad_reads_but_never_writes(m):
+    t = torch.arange(3.0, requires_grad=True)
+    assert m.values(t) == [0, 1, 2]  # read-only: the data is read, autograd does not see C++
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.add_one_f32(t)  # writable: C++ writes would bypass autograd
+    p = torch.nn.Parameter(torch.ones(2))
+    assert m.values(p) == [1, 1]
+    assert m.ro_f64(torch.ones(2, dtype=torch.float32, requires_grad=True))[0] == [1, 1]
+    d = t.detach()
+    m.add_one_f32(d)
+    assert t.tolist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.empty(3, device="meta"),
+    lambda: torch.eye(3).to_sparse(),
+    lambda: torch.quantize_per_tensor(torch.ones(3), 0.1, 0, torch.qint8),
+])
+def test_tensors_dlpack_cannot_describe_are_rejected(m, make):
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.values(make())
+
+
+def test_cpu_tensors_have_no_stream(m):
+    assert m.stream_of(torch.zeros(2)) == 0
+    assert m.stream_of(np.zeros(2)) == 0
+
+
+def test_framework_allocated_output(m):
+    t = m.torch_empty(5)
+    assert isinstance(t, torch.Tensor) and t.dtype == torch.float32
+    assert t.tolist() == [0, 0.5, 1.0, 1.5, 2.0]
+    t2 = m.torch_empty_2d(2, 3)
+    assert t2.dtype == torch.int64 and t2.tolist() == [[0, 1, 2], [100, 101, 102]]
+    assert t2.is_contiguous()
+    t2 += 1  # an ordinary, writable torch tensor
+    assert t2[1, 2].item() == 103
+
+
+def test_framework_allocated_output_checks_its_rank(m):
+    with pytest.raises(ValueError):
+        m.torch_empty_bad_rank()
+
+
+def test_framework_allocated_output_has_no_owner_capsule(m):
+    before = m.owner_frees()
+    t = m.torch_empty(3)
+    del t
+    gc.collect()
+    assert m.owner_frees() == before
+
+
+def test_returned_torch_tensor_releases_its_owner_once_from_any_thread(m):
+    before = m.owner_frees()
+    t = m.arange_pytorch(8)
+    views = [t[1:], t[::2]]
+    del t
+    gc.collect()
+    assert m.owner_frees() == before
+    holder = {"views": views}
+    del views
+
+    def drop():
+        holder.clear()
+        gc.collect()
+
+    th = threading.Thread(target=drop)
+    th.start()
+    th.join()
+    gc.collect()
+    assert m.owner_frees() == before + 1
+    assert m.owner_frees_without_gil() == 0
+
+
+def test_exchange_and_dlpack_paths_agree(m, backend_module):
+    cases = [
+        torch.arange(12, dtype=torch.float32).reshape(3, 4)[:, 1::2],
+        torch.arange(6, dtype=torch.int16).reshape(2, 3).T,
+        torch.zeros(0, 3),
+        torch.tensor(2.5),
+        torch.arange(4.0).expand(3, 4),
+        torch.tensor([True, False]),
+    ]
+    for t in cases:
+        backend_module.set_exchange_api(True)
+        fast = (backend_module.describe(t)[:8], backend_module.values(t))
+        backend_module.set_exchange_api(False)
+        slow = (backend_module.describe(t)[:8], backend_module.values(t))
+        assert fast == slow
