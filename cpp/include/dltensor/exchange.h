@@ -15,8 +15,9 @@
 
 namespace dlt {
 
-/// Process-wide (per extension module) switch for the exchange-API fast path. On by default; tests turn
-/// it off to run every import through `__dlpack__` and compare.
+/// Process-wide (per extension module) switch for the fast paths: the exchange API (PyTorch) and the
+/// framework shortcuts of frameworks.h (JAX). On by default; tests turn it off to run every import and
+/// export through the public `__dlpack__` / `from_dlpack` routes and compare.
 inline bool &exchange_api_enabled() noexcept {
     static bool enabled = true;
     return enabled;

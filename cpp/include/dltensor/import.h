@@ -26,6 +26,7 @@
 #include "dlpack.h"
 #include "dtypes.h"
 #include "exchange.h"
+#include "frameworks.h"
 #include "requirements.h"
 
 namespace dlt {
@@ -519,7 +520,10 @@ inline mismatch import_dlpack_or_buffer(PyObject *src, PyObject *dlpack_attr, bo
         m = mismatch::invalid;
     }
     if (dlpack_attr) {
-        if (PyObject *capsule = call_dlpack(exporter, dlpack_attr)) {
+        PyObject *capsule = nullptr;
+        if (info.kind == producer::jax && exchange_api_enabled()) capsule = jax_capsule_from_array(src);
+        if (!capsule) capsule = call_dlpack(exporter, dlpack_attr);
+        if (capsule) {
             if (PyCapsule_CheckExact(capsule))
                 m = import_capsule(capsule, r, info.immutable, true, out, seen);
             Py_DECREF(capsule);  // accepted: the owner holds it or took its tensor; rejected: the producer frees it

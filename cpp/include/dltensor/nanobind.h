@@ -19,6 +19,7 @@
 
 #include "dtypes.h"
 #include "exchange.h"
+#include "frameworks.h"
 #include "import.h"
 #include "requirements.h"
 
@@ -264,18 +265,37 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         return true;
     }
 
+    /// Would nanobind's export hand out a view (no copy) under this policy? The fast export routes
+    /// below apply only then; `reference_internal` (which attaches a parent) stays with nanobind.
+    static bool exports_view(const Value &tensor, rv_policy policy) noexcept {
+        const bool copy = policy == rv_policy::copy || policy == rv_policy::move ||
+                          ((policy == rv_policy::automatic || policy == rv_policy::automatic_reference) &&
+                           !tensor.m_owned);
+        return tensor.is_valid() && !copy && policy != rv_policy::reference_internal &&
+               policy != rv_policy::none;
+    }
+
     static handle from_cpp(const Value &tensor, rv_policy policy, cleanup_list *cleanup) noexcept {
         using Export = ndarray<Framework>;
         if constexpr (std::is_same_v<Framework, pytorch>) {
             // The exchange API's managed_tensor_to_py_object_no_sync, where nanobind's export would not
             // copy: an owned tensor under the automatic policies, or the reference policies.
-            const bool copy = policy == rv_policy::copy || policy == rv_policy::move ||
-                              ((policy == rv_policy::automatic || policy == rv_policy::automatic_reference) &&
-                               !tensor.m_owned);
-            const bool view = policy != rv_policy::reference_internal && policy != rv_policy::none;
-            if (tensor.is_valid() && !copy && view && dlt::exchange_api_enabled())
+            if (exports_view(tensor, policy) && dlt::exchange_api_enabled())
                 if (const dlt::dlpack::ExchangeAPI *api = dlt::torch_exchange_api())
                     return export_through(api, ndarray<>(tensor.handle()), Value::ReadOnly);
+        }
+        if constexpr (std::is_same_v<Framework, jax>) {
+            // jaxlib's own DLPack entry point instead of jax.dlpack.from_dlpack (see frameworks.h).
+            if (exports_view(tensor, policy) && dlt::exchange_api_enabled()) {
+                handle capsule = make_caster<ndarray<>>::from_cpp(ndarray<>(tensor.handle()),
+                                                                  rv_policy::reference, cleanup);
+                if (!capsule.is_valid()) return handle();
+                object owned = steal(capsule);
+                auto dt = tensor.dtype();
+                PyObject *arr = dlt::jax_array_from_capsule(owned.ptr(), {dt.code, dt.bits, dt.lanes},
+                                                            tensor.device_type());
+                if (arr || PyErr_Occurred()) return arr;
+            }
         }
         if constexpr (std::is_same_v<Framework, tensorflow>) {
             // TensorFlow adopts DLPack memory without checking alignment and aborts the process in the
