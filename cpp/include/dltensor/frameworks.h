@@ -9,9 +9,11 @@
 #endif
 #include <Python.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "dlpack.h"
+#include "dtypes.h"
 
 namespace dlt {
 
@@ -91,5 +93,96 @@ inline PyObject *jax_capsule_from_array(PyObject *array) noexcept {
     }
     return capsule;
 }
+
+/// NumPy: a view of an exact `numpy.ndarray` read from NumPy's C structures, as pybind11's `array_t`
+/// does (`PyArrayObject_fields`, and `PyArray_Descr` in its NumPy 1.x or 2.x layout), instead of a
+/// `__dlpack__` call. Only builtin numeric dtypes in native byte order, aligned, with strides that are
+/// whole elements; anything else returns false and takes the public route.
+struct numpy_arrays {
+    PyTypeObject *ndarray = nullptr;  ///< `numpy.ndarray`, held for the process.
+    int major = 0;                    ///< NumPy's major version: picks the `PyArray_Descr` layout.
+
+    struct array_fields {  // PyArrayObject_fields: stable since NumPy 1.7
+        PyObject_HEAD
+        char *data;
+        int nd;
+        Py_ssize_t *dimensions;
+        Py_ssize_t *strides;
+        PyObject *base;
+        PyObject *descr;
+        int flags;
+    };
+    struct descr_head {  // the common start of PyArray_Descr in NumPy 1.x and 2.x
+        PyObject_HEAD
+        PyTypeObject *typeobj;
+        char kind, type, byteorder, flags_or_unused;
+        int type_num;
+    };
+    struct descr_v1 { descr_head head; int elsize; };
+    struct descr_v2 { descr_head head; uint64_t flags; Py_ssize_t elsize; };
+    static constexpr int writeable = 0x0400, aligned = 0x0100;  // NPY_ARRAY_WRITEABLE, NPY_ARRAY_ALIGNED
+
+    /// Found once; `ndarray` stays NULL (no shortcut) unless NumPy 1.x or 2.x is importable.
+    static const numpy_arrays &get() noexcept {
+        static numpy_arrays np = [] {
+            numpy_arrays r;
+            PyObject *mod = PyImport_ImportModule("numpy");
+            PyObject *type = mod ? PyObject_GetAttrString(mod, "ndarray") : nullptr;
+            PyObject *version = mod ? PyObject_GetAttrString(mod, "__version__") : nullptr;
+            const char *v = version && PyUnicode_Check(version) ? PyUnicode_AsUTF8(version) : nullptr;
+            int major = v ? std::atoi(v) : 0;
+            if (type && PyType_Check(type) && (major == 1 || major == 2)) {
+                r.ndarray = (PyTypeObject *) type;
+                r.major = major;
+                type = nullptr;  // kept
+            }
+            Py_XDECREF(type);
+            Py_XDECREF(version);
+            Py_XDECREF(mod);
+            PyErr_Clear();
+            return r;
+        }();
+        return np;
+    }
+
+    /// Fills `t` (shape and strides in the caller's `shape`/`strides`, max_ndim entries each) and
+    /// `read_only`. The view is valid while `obj` is alive.
+    bool view(PyObject *obj, dlpack::Tensor &t, int64_t *shape, int64_t *strides, bool &read_only) const noexcept {
+        if (!ndarray || Py_TYPE(obj) != ndarray) return false;
+        const auto *a = reinterpret_cast<const array_fields *>(obj);
+        const auto *d = reinterpret_cast<const descr_head *>(a->descr);
+        if (a->nd < 0 || a->nd > dlpack::max_ndim || !(a->flags & aligned)) return false;
+        const Py_ssize_t elsize = major >= 2 ? reinterpret_cast<const descr_v2 *>(d)->elsize
+                                             : reinterpret_cast<const descr_v1 *>(d)->elsize;
+        const uint16_t probe = 1;
+        const bool little = *reinterpret_cast<const uint8_t *>(&probe) == 1;
+        if (!(d->byteorder == '=' || d->byteorder == '|' || d->byteorder == (little ? '<' : '>'))) return false;
+        uint8_t code;
+        switch (d->kind) {
+            case 'b': code = dlpack::bool_; break;
+            case 'i': code = dlpack::int_; break;
+            case 'u': code = dlpack::uint_; break;
+            case 'f': code = dlpack::float_; break;
+            case 'c': code = dlpack::complex_; break;
+            default: return false;  // strings, objects, structured, datetime, user-defined dtypes
+        }
+        if (elsize <= 0 || elsize > 16) return false;
+        t.dtype = {code, (uint8_t) (elsize * 8), 1};
+        if (!is_supported_dtype(t.dtype)) return false;  // e.g. long double
+        for (int i = 0; i < a->nd; ++i) {
+            if (a->strides[i] % elsize != 0) return false;
+            shape[i] = (int64_t) a->dimensions[i];
+            strides[i] = (int64_t) (a->strides[i] / elsize);
+        }
+        t.data = a->data;
+        t.device = {dlpack::cpu, 0};
+        t.ndim = a->nd;
+        t.shape = shape;
+        t.strides = strides;
+        t.byte_offset = 0;
+        read_only = !(a->flags & writeable);
+        return true;
+    }
+};
 
 } // namespace dlt

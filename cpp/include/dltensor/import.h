@@ -47,6 +47,8 @@ struct imported {
     dlpack::Tensor tensor{};    ///< The validated view; strides may be NULL (C order).
     PyObject *owner = nullptr;  ///< New reference to the object that keeps `tensor` alive.
     void *stream = nullptr;     ///< The producer's current work stream (exchange API, non-CPU), else NULL.
+    int64_t shape[dlpack::max_ndim];    ///< Storage for `tensor.shape` when the importer derives it.
+    int64_t strides[dlpack::max_ndim];  ///< Storage for `tensor.strides` when the importer derives them.
 };
 
 namespace detail {
@@ -81,17 +83,25 @@ inline producer classify_module(const char *module) noexcept {
     return producer::other;
 }
 
-/// Per-type producer lookup with a small cache. Each cached type is held by a strong reference, so a
-/// cached type can never be freed and its address reused by another type while the entry exists.
-inline producer_info producer_of(PyTypeObject *tp) noexcept {
+inline bool has_buffer_protocol(PyTypeObject *tp) noexcept {
+    return tp->tp_as_buffer && tp->tp_as_buffer->bf_getbuffer;
+}
+
+/// Per-type producer lookup with a small cache (most recent type first). Each cached type is held by a
+/// strong reference, so a cached type can never be freed and its address reused by another type while
+/// the entry exists. Returns false, caching nothing, for a type with neither `__dlpack__` nor the
+/// buffer protocol (not a tensor type at all).
+inline bool producer_of(PyTypeObject *tp, producer_info &info) noexcept {
     struct entry { PyTypeObject *type; producer_info info; };
     constexpr unsigned capacity = 32;
     static entry cache[capacity] = {};
-    static unsigned next = 0;
-    for (const entry &e : cache)
-        if (e.type == tp) return e.info;
+    static unsigned next = 0, last = 0;
+    if (cache[last].type == tp) { info = cache[last].info; return true; }
+    for (unsigned i = 0; i < capacity; ++i)
+        if (cache[i].type == tp) { last = i; info = cache[i].info; return true; }
 
-    producer_info info;
+    if (!_PyType_Lookup(tp, py_constants::get().dlpack_method) && !has_buffer_protocol(tp)) return false;
+    info = producer_info();
     PyObject *mod = PyObject_GetAttrString((PyObject *) tp, "__module__");
     if (mod && PyUnicode_Check(mod)) {
         if (const char *s = PyUnicode_AsUTF8(mod)) info.kind = classify_module(s);
@@ -103,11 +113,13 @@ inline producer_info producer_of(PyTypeObject *tp) noexcept {
     // The fast path is only taken where every check it needs is available.
     if (info.kind != producer::torch || info.torch.ok()) info.api = find_exchange_api(tp);
 
-    entry &slot = cache[next++ % capacity];
-    Py_XDECREF((PyObject *) slot.type);
+    last = next++ % capacity;
+    entry &slot = cache[last];
+    PyObject *evicted = (PyObject *) slot.type;
     Py_INCREF((PyObject *) tp);
     slot = entry{tp, info};
-    return info;
+    Py_XDECREF(evicted);  // last: freeing a type may run arbitrary code
+    return true;
 }
 
 // Owner capsules: the accepted managed tensor, freed through its deleter when the capsule dies.
@@ -435,10 +447,6 @@ done:
     return res;
 }
 
-inline bool has_buffer_protocol(PyTypeObject *tp) noexcept {
-    return tp->tp_as_buffer && tp->tp_as_buffer->bf_getbuffer;
-}
-
 } // namespace detail
 
 namespace detail {
@@ -503,6 +511,23 @@ inline mismatch import_exchange(PyObject *src, const producer_info &info, const 
     return mismatch::none;
 }
 
+/// The NumPy shortcut (frameworks.h): the array object itself is the owner, so the view stays valid as
+/// long as the tensor does (NumPy refuses to resize an array that others reference).
+inline mismatch import_numpy(PyObject *src, const requirements &r, imported &out, dlpack::DataType &seen,
+                             int64_t *shape, int64_t *strides) noexcept {
+    dlpack::Tensor t{};
+    bool read_only;
+    if (!numpy_arrays::get().view(src, t, shape, strides, read_only)) return mismatch::invalid;
+    if (validate(t)) return mismatch::invalid;
+    seen = t.dtype;
+    mismatch m = check(r, t, read_only);
+    if (m != mismatch::none) return m;
+    Py_INCREF(src);
+    out.tensor = t;
+    out.owner = src;
+    return mismatch::none;
+}
+
 /// The portable path: `__dlpack__`, else the buffer protocol.
 inline mismatch import_dlpack_or_buffer(PyObject *src, PyObject *dlpack_attr, bool buffer,
                                         const producer_info &info, const requirements &r, imported &out,
@@ -547,17 +572,31 @@ inline bool import_tensor(PyObject *src, const requirements &r, bool convert, im
         return detail::import_capsule(src, r, false, false, out, seen) == mismatch::none;
 
     PyTypeObject *tp = Py_TYPE(src);
-    PyObject *dlpack_attr = _PyType_Lookup(tp, detail::py_constants::get().dlpack_method);
-    const bool buffer = detail::has_buffer_protocol(tp);
-    if (!dlpack_attr && !buffer) return false;
+    producer_info info;
+    if (!detail::producer_of(tp, info)) return false;  // neither __dlpack__ nor a buffer
 
-    producer_info info = detail::producer_of(tp);
-    mismatch m = info.api && exchange_api_enabled()
-                     ? detail::import_exchange(src, info, r, out, seen)
-                     : detail::import_dlpack_or_buffer(src, dlpack_attr, buffer, info, r, out, seen);
+    mismatch m = mismatch::invalid;
+    const bool fast = exchange_api_enabled();
+    PyObject *dlpack_attr = nullptr;
+    bool buffer = false;
+    if (info.api && fast) {
+        m = detail::import_exchange(src, info, r, out, seen);
+    } else {
+        if (info.kind == producer::numpy && fast)
+            m = detail::import_numpy(src, r, out, seen, out.shape, out.strides);
+        if (m == mismatch::invalid) {  // not a plain, exact ndarray: the public route decides
+            dlpack_attr = _PyType_Lookup(tp, detail::py_constants::get().dlpack_method);
+            buffer = detail::has_buffer_protocol(tp);
+            m = detail::import_dlpack_or_buffer(src, dlpack_attr, buffer, info, r, out, seen);
+        }
+    }
     if (m == mismatch::none) return true;
 
     if (!convert || !conversion_may_fix(r, seen, m)) return false;
+    if (!dlpack_attr) {  // what the conversion needs to know of the type
+        dlpack_attr = _PyType_Lookup(tp, detail::py_constants::get().dlpack_method);
+        buffer = detail::has_buffer_protocol(tp);
+    }
     PyObject *converted = detail::convert_with_producer(src, info.kind, buffer && !dlpack_attr, r, seen);
     if (!converted) return false;
     bool ok = import_tensor(converted, r, false, out);  // the owner keeps the copy's memory alive
