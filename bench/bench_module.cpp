@@ -2,6 +2,8 @@
 // floor; nanobind's nb::ndarray; py::dltensor), so that per-call costs compare side by side.
 #include <dltensor/nanobind.h>
 
+#include <string>
+
 namespace nb = nanobind;
 namespace py = nanobind;
 
@@ -23,6 +25,13 @@ template <typename Array> void def_args(nb::module_ &m, const char *prefix) {
     });
 }
 
+/// Device-agnostic variants (metadata only) for CUDA rows.
+template <typename Array> void def_any(nb::module_ &m, const char *prefix) {
+    std::string p(prefix);
+    m.def((p + "_1").c_str(), [](Array a) { return (float) a.size(); });
+    m.def((p + "_3").c_str(), [](Array a, Array b, Array c) { return (float) (a.size() + b.size() + c.size()); });
+}
+
 template <template <typename...> class Array, typename Framework> void def_return(nb::module_ &m, const char *name) {
     m.def(name, [](size_t n) {
         float *p = owned_buffer(n);
@@ -37,6 +46,8 @@ NB_MODULE(dltensor_bench, m) {
     m.def("floor_3", [](nb::handle, nb::handle, nb::handle) { return 0.f; });
     def_args<nb::ndarray<const float, nb::ndim<1>, nb::c_contig>>(m, "nanobind");
     def_args<py::dltensor<const float, py::ndim<1>, py::c_contig>>(m, "dltensor");
+    def_any<nb::ndarray<const float, nb::ndim<1>>>(m, "nanobind_any");
+    def_any<py::dltensor<const float, py::ndim<1>>>(m, "dltensor_any");
     def_return<nb::ndarray, nb::numpy>(m, "nanobind_ret_numpy");
     def_return<nb::ndarray, nb::pytorch>(m, "nanobind_ret_pytorch");
     def_return<nb::ndarray, nb::jax>(m, "nanobind_ret_jax");

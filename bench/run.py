@@ -1,13 +1,14 @@
 """Benchmark: per-call cost of passing tensors into, and returning them from, a C++ function bound with
-py::dltensor, nanobind's nb::ndarray, and a bare object parameter (the floor), measured side by side in
-one process. Prints a markdown table (median over repeats) and saves it under bench/results/.
+py::dltensor, nanobind's nb::ndarray, pybind11's py::array_t (NumPy only) and apache-tvm-ffi (where
+installed), with bare calls as the floors, all measured side by side in one process. Prints a markdown
+table of medians, and saves it with a PNG plot under bench/results/.
 
-    python bench/run.py            # full run
-    python bench/run.py --quick    # smoke run (CI): few repeats, numbers are indicative only
+    python bench/run.py                   # full run
+    python bench/run.py --quick           # smoke run (CI): few repeats, numbers are indicative only
+    python bench/run.py --update-readme   # also write the table into README.md
 """
 import argparse
 import importlib
-import os
 import statistics
 import sys
 import time
@@ -18,11 +19,33 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 from cmake_build import cmake_build  # noqa: E402
 
+TVM_SOURCE = r"""
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/function.h>
+using tvm::ffi::TensorView;
+float tvm_floor_0() { return 0.f; }
+float tvm_1(TensorView a) { return a.numel() ? static_cast<const float *>(a.data_ptr())[0] : 0.f; }
+float tvm_3(TensorView a, TensorView b, TensorView c) { return tvm_1(a) + tvm_1(b) + tvm_1(c); }
+"""
 
-def load_module():
+
+def load_modules():
     build = cmake_build(HERE, HERE / ".build")
     sys.path.insert(0, str(build))
-    return importlib.import_module("dltensor_bench")
+    nb = importlib.import_module("dltensor_bench")
+    try:
+        pb = importlib.import_module("dltensor_bench_pybind11")
+    except ImportError:
+        pb = None
+    try:
+        import tvm_ffi.cpp
+        tvm = tvm_ffi.cpp.load_inline("dltensor_bench_tvm", cpp_sources=TVM_SOURCE,
+                                      functions=["tvm_floor_0", "tvm_1", "tvm_3"],
+                                      build_directory=str(HERE / ".build" / "tvm"))
+    except Exception as e:  # not installed, or it cannot build here
+        print(f"apache-tvm-ffi rows skipped: {e!r}"[:200])
+        tvm = None
+    return nb, pb, tvm
 
 
 def per_call_ns(stmt, env, number, repeat):
@@ -30,61 +53,122 @@ def per_call_ns(stmt, env, number, repeat):
     return statistics.median(t.repeat(repeat=repeat, number=number)) / number * 1e9
 
 
+def frameworks():
+    import numpy as np
+    out = {"numpy": lambda: np.zeros(16, np.float32)}
+    try:
+        import torch
+        out["pytorch"] = lambda: torch.zeros(16)
+        if torch.cuda.is_available():
+            out["pytorch cuda"] = lambda: torch.zeros(16, device="cuda")
+    except ImportError:
+        pass
+    try:
+        import jax.numpy as jnp
+        out["jax"] = lambda: jnp.zeros(16, jnp.float32)
+    except ImportError:
+        pass
+    return out
+
+
+COLUMNS = ["floor", "nb::ndarray", "py::dltensor", "pybind11 floor", "py::array_t", "tvm-ffi floor", "tvm-ffi"]
+
+
+def measure(nb, pb, tvm, number, repeat):
+    """Rows of (case, {column: ns}); a column missing from a row does not apply to it."""
+    rows = []
+    for fw, make in frameworks().items():
+        x, y, z = make(), make(), make()
+        env = {"nb": nb, "pb": pb, "tvm": tvm, "x": x, "y": y, "z": z}
+        cuda = "cuda" in fw
+        for n, call in ((1, "x"), (3, "x, y, z")):
+            row = {"floor": per_call_ns(f"nb.floor_{n}({call})", env, number, repeat)}
+            if not cuda:  # the nanobind/pybind11 bench functions read the first element on the CPU
+                row["nb::ndarray"] = per_call_ns(f"nb.nanobind_{n}({call})", env, number, repeat)
+                row["py::dltensor"] = per_call_ns(f"nb.dltensor_{n}({call})", env, number, repeat)
+            else:
+                row["nb::ndarray"] = per_call_ns(f"nb.nanobind_any_{n}({call})", env, number, repeat)
+                row["py::dltensor"] = per_call_ns(f"nb.dltensor_any_{n}({call})", env, number, repeat)
+            if pb is not None and fw == "numpy":
+                row["pybind11 floor"] = per_call_ns(f"pb.floor_{n}({call})", env, number, repeat)
+                row["py::array_t"] = per_call_ns(f"pb.array_t_{n}({call})", env, number, repeat)
+            if tvm is not None and fw in ("numpy", "pytorch"):
+                row["tvm-ffi floor"] = per_call_ns("tvm.tvm_floor_0()", env, number, repeat)
+                row["tvm-ffi"] = per_call_ns(f"tvm.tvm_{n}({call})", env, number, repeat)
+            rows.append((f"{fw}: {n} argument{'s' if n > 1 else ''}", row))
+    env = {"nb": nb, "pb": pb}
+    floor0 = per_call_ns("nb.floor_0()", env, number, repeat)
+    for fw in ("numpy", "pytorch", "jax"):
+        if fw not in frameworks():
+            continue
+        row = {"floor": floor0,
+               "nb::ndarray": per_call_ns(f"nb.nanobind_ret_{fw}(16)", env, number // 4, repeat),
+               "py::dltensor": per_call_ns(f"nb.dltensor_ret_{fw}(16)", env, number // 4, repeat)}
+        if pb is not None and fw == "numpy":
+            row["pybind11 floor"] = per_call_ns("pb.floor_0()", env, number, repeat)
+            row["py::array_t"] = per_call_ns("pb.array_t_ret_numpy(16)", env, number // 4, repeat)
+        rows.append((f"{fw}: return", row))
+    return rows
+
+
+def markdown(rows, header):
+    cols = [c for c in COLUMNS if any(c in r for _, r in rows)]
+    lines = [header, "",
+             "| case | " + " | ".join(cols) + " | speed-up of py::dltensor over nb::ndarray | py::dltensor / floor |",
+             "|---|" + "---:|" * (len(cols) + 2)]
+    for case, r in rows:
+        cells = [f"{r[c]:.0f}" if c in r else "" for c in cols]
+        speedup = r["nb::ndarray"] / r["py::dltensor"]
+        lines.append(f"| {case} | " + " | ".join(cells) + f" | {speedup:.2f}x | "
+                     f"{r['py::dltensor'] / r['floor']:.2f}x |")
+    return "\n".join(lines)
+
+
+def plot(rows, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plot")
+        return
+    cols = [c for c in COLUMNS if "floor" not in c and any(c in r for _, r in rows)]
+    fig, ax = plt.subplots(figsize=(11, 5))
+    width = 0.8 / (len(cols) + 1)
+    for i, c in enumerate(["floor"] + cols):
+        xs = [k + i * width for k, (_, r) in enumerate(rows) if c in r]
+        ys = [r[c] for _, r in rows if c in r]
+        ax.bar(xs, ys, width, label=c)
+    ax.set_yscale("log")
+    ax.set_ylabel("ns per call (log scale)")
+    ax.set_xticks([k + width * len(cols) / 2 for k in range(len(rows))])
+    ax.set_xticklabels([case for case, _ in rows], rotation=30, ha="right")
+    ax.set_title("Per-call cost, one process (lower is better)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"saved {path}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="few repeats: a smoke run")
-    ap.add_argument("--out", default=str(HERE / "results"), help="directory for the markdown table")
+    ap.add_argument("--out", default=str(HERE / "results"), help="directory for the table and plot")
     ap.add_argument("--update-readme", action="store_true", help="also write the table into README.md")
     args = ap.parse_args(argv)
     number, repeat = (2000, 3) if args.quick else (20000, 15)
 
-    b = load_module()
-    import numpy as np
-
-    inputs = {"numpy": lambda: np.zeros(16, np.float32)}
-    try:
-        import torch
-        inputs["pytorch"] = lambda: torch.zeros(16)
-    except ImportError:
-        torch = None
-    try:
-        import jax.numpy as jnp
-        inputs["jax"] = lambda: jnp.zeros(16, jnp.float32)
-    except ImportError:
-        jnp = None
-
-    rows = []  # (case, floor_ns, nanobind_ns, dltensor_ns)
-    floor0 = per_call_ns("b.floor_0()", {"b": b}, number, repeat)
-    for fw, make in inputs.items():
-        x, y, z = make(), make(), make()
-        env = {"b": b, "x": x, "y": y, "z": z}
-        for n, call in ((1, "x"), (3, "x, y, z")):
-            floor = per_call_ns(f"b.floor_{n}({call})", env, number, repeat)
-            nb_ns = per_call_ns(f"b.nanobind_{n}({call})", env, number, repeat)
-            dl_ns = per_call_ns(f"b.dltensor_{n}({call})", env, number, repeat)
-            rows.append((f"{fw}: {n} argument{'s' if n > 1 else ''}", floor, nb_ns, dl_ns))
-    for fw in inputs:
-        env = {"b": b}
-        nb_ns = per_call_ns(f"b.nanobind_ret_{fw}(16)", env, number // 4, repeat)
-        dl_ns = per_call_ns(f"b.dltensor_ret_{fw}(16)", env, number // 4, repeat)
-        rows.append((f"{fw}: return", floor0, nb_ns, dl_ns))
-
-    lines = [
-        f"Per-call cost in ns (median of {repeat} x {number} calls; {'quick' if args.quick else 'full'} run).",
-        "",
-        "| case | floor | nb::ndarray | py::dltensor | speed-up vs nb::ndarray | dltensor / floor |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for case, floor, nb_ns, dl_ns in rows:
-        lines.append(f"| {case} | {floor:.0f} | {nb_ns:.0f} | {dl_ns:.0f} | {nb_ns / dl_ns:.2f}x | "
-                     f"{dl_ns / floor:.2f}x |")
-    table = "\n".join(lines)
+    nb, pb, tvm = load_modules()
+    rows = measure(nb, pb, tvm, number, repeat)
+    table = markdown(rows, f"Per-call cost in ns, median of {repeat} x {number} calls "
+                           f"({'quick' if args.quick else 'full'} run).")
     print(table)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    name = "quick.md" if args.quick else "latest.md"
-    (out / name).write_text(table + "\n\nRecorded " + time.strftime("%Y-%m-%d %H:%M:%S") + "\n")
-    print(f"\nsaved {out / name}")
+    stem = "quick" if args.quick else "latest"
+    (out / f"{stem}.md").write_text(table + "\n\nRecorded " + time.strftime("%Y-%m-%d %H:%M:%S") + "\n")
+    print(f"\nsaved {out / (stem + '.md')}")
+    plot(rows, out / f"{stem}.png")
     if args.update_readme:
         readme = HERE.parent / "README.md"
         text = readme.read_text()

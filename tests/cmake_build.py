@@ -17,6 +17,7 @@ def cmake_build(source: Path, build: Path, extra_defs=()) -> Path:
     defs = [
         f"-Ddltensor_DIR={dltensor.cmake_dir()}",
         f"-Dnanobind_DIR={nanobind.cmake_dir()}",
+        *_pybind11_dir(),
         f"-DPython_EXECUTABLE={sys.executable}",
         "-DCMAKE_BUILD_TYPE=Release",
         *extra_defs,
@@ -25,6 +26,14 @@ def cmake_build(source: Path, build: Path, extra_defs=()) -> Path:
     run([sys.executable, "-m", "cmake", "-S", str(source), "-B", str(build), *gen, *defs])
     run([sys.executable, "-m", "cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 2)])
     return build
+
+
+def _pybind11_dir():
+    try:
+        import pybind11
+    except ImportError:
+        return []
+    return [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}"]
 
 
 def _has_ninja() -> bool:
