@@ -52,3 +52,4 @@ void init_ownership(py::module_ &m);
 void init_producer(py::module_ &m);
 void init_ndarray_compat(py::module_ &m);
 void init_torch(py::module_ &m);
+void init_properties(py::module_ &m);

@@ -15,4 +15,5 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
     init_ownership(m);
     init_ndarray_compat(m);
     init_torch(m);
+    init_properties(m);
 }
