@@ -1,0 +1,72 @@
+"""Leaks: 100,000-call loops over every import and export path, with tracemalloc (Python allocations)
+and the resident set size (everything else) measured after a warm-up."""
+import array
+import gc
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from producer import Exporter, capsule
+
+torch = pytest.importorskip("torch")
+jnp = pytest.importorskip("jax.numpy")
+tf = pytest.importorskip("tensorflow")
+
+CALLS = 100_000
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def _reject(m, x):
+    try:
+        m.take_f32(x)
+    except TypeError:
+        pass
+
+
+STORAGE = np.zeros(4, np.float32)
+NP, T, J, TF = np.arange(4.0), torch.arange(4.0), jnp.arange(4.0), tf.range(4.0)
+PATHS = {
+    "numpy": lambda m: m.values(NP),
+    "torch": lambda m: m.values(T),
+    "torch neg view": lambda m: m.values(torch._neg_view(T)),
+    "jax": lambda m: m.values(J),
+    "tensorflow": lambda m: m.values(TF),
+    "buffer": lambda m: m.values(b"abcd"),
+    "capsule": lambda m: m.values(capsule(m, STORAGE, shape=(4,))),
+    "exporter": lambda m: m.values(Exporter(m, STORAGE, shape=(4,))),
+    "conversion": lambda m: m.ro_f64(T.to(torch.int32)),
+    "rejected": lambda m: _reject(m, NP),
+    "return numpy": lambda m: m.arange_numpy(4),
+    "return pytorch": lambda m: m.arange_pytorch(4),
+    "return jax": lambda m: m.arange_jax(4),
+    "return none": lambda m: m.arange_none(4),
+    "framework allocation": lambda m: m.torch_empty(4),
+}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_100k_calls_do_not_leak(m, path):
+    fn = PATHS[path]
+    calls = CALLS // 10 if path in ("return jax", "tensorflow", "exporter") else CALLS  # slow producers
+    for _ in range(2000):
+        fn(m)
+    gc.collect()
+    rss0 = rss_bytes()
+    tracemalloc.start()
+    try:
+        traced0 = tracemalloc.get_traced_memory()[0]
+        for _ in range(calls):
+            fn(m)
+        gc.collect()
+        traced = tracemalloc.get_traced_memory()[0] - traced0
+    finally:
+        tracemalloc.stop()
+    rss = rss_bytes() - rss0
+    print(f"\n{path}: {calls} calls, traced {traced} B, rss {rss / 1024:.0f} KiB")
+    assert traced < 64 * 1024, f"{path}: {traced} B of Python memory retained"
+    assert rss < 8 * 1024 * 1024, f"{path}: RSS grew by {rss} B"
