@@ -24,9 +24,20 @@ BACKENDS = ["nanobind"]
 _modules = {}
 
 
+# DLTENSOR_SANITIZE=1 (tests/sanitize.sh) builds the module with AddressSanitizer and UBSan instead.
+SANITIZE = os.environ.get("DLTENSOR_SANITIZE") == "1"
+SANITIZER_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
+
+
 def load_backend(backend: str):
     if backend not in _modules:
-        build = cmake_build(HERE, BUILD_ROOT / "tests")
+        if SANITIZE:
+            build = cmake_build(HERE, BUILD_ROOT / "tests-sanitized",
+                                [f"-DCMAKE_CXX_FLAGS={SANITIZER_FLAGS}",
+                                 f"-DCMAKE_SHARED_LINKER_FLAGS={SANITIZER_FLAGS}",
+                                 f"-DCMAKE_MODULE_LINKER_FLAGS={SANITIZER_FLAGS}"])
+        else:
+            build = cmake_build(HERE, BUILD_ROOT / "tests")
         sys.path.insert(0, str(build))
         _modules[backend] = importlib.import_module(f"dltensor_test_{backend}")
     return _modules[backend]

@@ -7,6 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from conftest import SANITIZE
 from producer import Exporter, capsule
 
 torch = pytest.importorskip("torch")
@@ -69,4 +70,5 @@ def test_100k_calls_do_not_leak(m, path):
     rss = rss_bytes() - rss0
     print(f"\n{path}: {calls} calls, traced {traced} B, rss {rss / 1024:.0f} KiB")
     assert traced < 64 * 1024, f"{path}: {traced} B of Python memory retained"
-    assert rss < 8 * 1024 * 1024, f"{path}: RSS grew by {rss} B"
+    if not SANITIZE:  # AddressSanitizer's quarantine holds freed memory by design
+        assert rss < 8 * 1024 * 1024, f"{path}: RSS grew by {rss} B"
