@@ -29,6 +29,11 @@ void init_torch(py::module_ &m) {
         Out out = Out::empty({n});
         return py::make_tuple(out, (uintptr_t) out.stream());
     });
+    m.def("add_into", [](py::dltensor<float, py::ndim<1>> a, py::dltensor<float, py::ndim<1>> b) {
+        // a[i] += b[i] in index order; a and b may alias (dltensor does not forbid it, as DLPack cannot
+        // describe it): the outcome is then that of this sequential loop.
+        for (size_t i = 0; i < a.shape(0) && i < b.shape(0); ++i) a(i) += b(i);
+    });
     m.def("add_one_f32", [](py::dltensor<float> x) {
         tb::for_each_element(x, [](const char *p) { *(float *) p += 1.0f; });
     });

@@ -154,3 +154,13 @@ def test_exchange_and_dlpack_paths_agree(m, backend_module):
         backend_module.set_exchange_api(False)
         slow = (backend_module.describe(t)[:8], backend_module.values(t))
         assert fast == slow
+
+
+@pytest.mark.parametrize("lib", ["torch", "numpy"])
+def test_overlapping_writable_views_see_each_others_writes(m, lib):
+    t = torch.arange(6.0) if lib == "torch" else np.arange(6.0, dtype=np.float32)
+    m.add_into(t[0:4], t[2:6])  # b[i] is t[i + 2]: read before a[i + 2] overwrites it
+    assert list(map(float, t)) == [2.0, 4.0, 6.0, 8.0, 4.0, 5.0]
+    s = torch.ones(3) if lib == "torch" else np.ones(3, np.float32)
+    m.add_into(s, s)  # the same tensor twice
+    assert list(map(float, s)) == [2.0, 2.0, 2.0]
