@@ -58,6 +58,7 @@ def test_100k_calls_do_not_leak(m, path):
         fn(m)
     gc.collect()
     rss0 = rss_bytes()
+    frees0, deleters0 = m.owner_frees(), m.deleter_calls()
     tracemalloc.start()
     try:
         traced0 = tracemalloc.get_traced_memory()[0]
@@ -68,6 +69,10 @@ def test_100k_calls_do_not_leak(m, path):
     finally:
         tracemalloc.stop()
     rss = rss_bytes() - rss0
+    if path.startswith("return"):  # every returned tensor's owner released exactly once
+        assert m.owner_frees() - frees0 == calls
+    if path in ("capsule", "exporter"):  # every producer deleter run exactly once
+        assert m.deleter_calls() - deleters0 == calls
     print(f"\n{path}: {calls} calls, traced {traced} B, rss {rss / 1024:.0f} KiB")
     assert traced < 64 * 1024, f"{path}: {traced} B of Python memory retained"
     if not SANITIZE:  # AddressSanitizer's quarantine holds freed memory by design
