@@ -9,20 +9,30 @@ namespace py = pybind11;
 #  define DLTENSOR_TEST_MODULE(name, m) PYBIND11_MODULE(name, m)
 namespace tb {
 using rvp = py::return_value_policy;
-inline py::object steal(PyObject *o) { return py::reinterpret_steal<py::object>(o); }
+using python_error = py::error_already_set;
+/// The dtype value that dltensor's constructors take on this backend.
+template <typename T> constexpr auto dtype_of() { return dlt::dtype_of<T>(); }
+inline py::object steal(PyObject *o) {
+    if (!o) throw python_error();
+    return py::reinterpret_steal<py::object>(o);
+}
 /// Class annotation that lets tests take weak references to instances.
 inline auto weak_referenceable() { return py::dynamic_attr(); }
 } // namespace tb
 #else
 #  include <dltensor/nanobind.h>
+#  include <nanobind/stl/optional.h>
 #  include <nanobind/stl/string.h>
 namespace py = nanobind;
 #  define DLTENSOR_TEST_MODULE(name, m) NB_MODULE(name, m)
 namespace tb {
 using rvp = py::rv_policy;
+using python_error = py::python_error;
+/// The dtype value that dltensor's constructors take on this backend.
+template <typename T> constexpr auto dtype_of() { return py::dtype<T>(); }
 /// Takes ownership of a new reference; a NULL (Python error set) becomes a C++ exception.
 inline py::object steal(PyObject *o) {
-    if (!o) throw py::python_error();
+    if (!o) throw python_error();
     return py::steal(o);
 }
 /// Class annotation that lets tests take weak references to instances.
@@ -31,6 +41,7 @@ inline auto weak_referenceable() { return py::is_weak_referenceable(); }
 #endif
 
 #include <cstdint>
+#include <optional>
 
 namespace tb {
 /// Counters that the owners/deleters of the test module bump; read from Python.
@@ -50,6 +61,8 @@ void init_dtypes(py::module_ &m);
 void init_export(py::module_ &m);
 void init_ownership(py::module_ &m);
 void init_producer(py::module_ &m);
-void init_ndarray_compat(py::module_ &m);
+#if !defined(DLTENSOR_TEST_PYBIND11)
+void init_ndarray_compat(py::module_ &m);  // nanobind only: py::dltensor is an nb::ndarray there
+#endif
 void init_torch(py::module_ &m);
 void init_properties(py::module_ &m);

@@ -18,7 +18,7 @@ os.environ.setdefault("JAX_ENABLE_X64", "1")
 
 HERE = Path(__file__).resolve().parent
 BUILD_ROOT = HERE / ".build"
-BACKENDS = ["nanobind"]
+BACKENDS = ["nanobind", "pybind11"]
 
 
 _modules = {}

@@ -74,7 +74,7 @@ long long get_int(PyObject *spec, const char *key, long long dflt) {
 std::vector<int64_t> get_ints(PyObject *seq) {
     std::vector<int64_t> out;
     PyObject *fast = PySequence_Fast(seq, "expected a sequence of ints");
-    if (!fast) throw py::python_error();
+    if (!fast) throw tb::python_error();
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fast); ++i)
         out.push_back(PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i)));
     Py_DECREF(fast);
@@ -98,7 +98,7 @@ py::object make_capsule(py::object storage, py::object spec_obj) {
     auto *ctx = new export_ctx();
     if (storage.ptr() != Py_None && PyObject_GetBuffer(storage.ptr(), &ctx->view, PyBUF_SIMPLE | PyBUF_WRITABLE) != 0) {
         PyErr_Clear();
-        if (PyObject_GetBuffer(storage.ptr(), &ctx->view, PyBUF_SIMPLE) != 0) { delete ctx; throw py::python_error(); }
+        if (PyObject_GetBuffer(storage.ptr(), &ctx->view, PyBUF_SIMPLE) != 0) { delete ctx; throw tb::python_error(); }
     }
     if (PyObject *s = get(spec, "shape")) ctx->shape = get_ints(s);
     long long ndim = get_int(spec, "ndim", (long long) ctx->shape.size());
@@ -127,7 +127,7 @@ py::object make_capsule(py::object storage, py::object spec_obj) {
     t.shape = get_int(spec, "null_shape", 0) ? nullptr : ctx->shape.data();
     t.strides = null_strides ? nullptr : ctx->strides.data();
     t.byte_offset = (uint64_t) get_int(spec, "byte_offset", 0);
-    if (PyErr_Occurred()) { if (ctx->view.obj) PyBuffer_Release(&ctx->view); delete ctx; throw py::python_error(); }
+    if (PyErr_Occurred()) { if (ctx->view.obj) PyBuffer_Release(&ctx->view); delete ctx; throw tb::python_error(); }
 
     bool null_deleter = get_int(spec, "null_deleter", 0) != 0;
     auto *mt = new managed();
@@ -149,13 +149,13 @@ py::object make_capsule(py::object storage, py::object spec_obj) {
     bool foreign = false;
     if (PyObject *n = get(spec, "name")) {
         const char *s = PyUnicode_AsUTF8(n);
-        if (!s) throw py::python_error();
+        if (!s) throw tb::python_error();
         name = intern_name(s);
         foreign = true;
     }
     ctx->name = name;
     PyObject *cap = PyCapsule_New(mt, name, capsule_destructor);
-    if (!cap) throw py::python_error();
+    if (!cap) throw tb::python_error();
     if (foreign) PyCapsule_SetContext(cap, (void *) (ctx->versioned ? 2 : 1));
     return tb::steal(cap);
 }

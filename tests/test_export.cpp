@@ -56,7 +56,7 @@ void init_export(py::module_ &m) {
         auto *data = new float[5]{0, 1, 2, 3, 4};
         return py::dltensor<py::numpy, float, py::ndim<1>>(data, 1, std::array<size_t, 1>{5}.data(),
                                                            counting_owner(data), std::array<int64_t, 1>{-1}.data(),
-                                                           py::dtype<float>(), py::device::cpu::value, 0, 'A',
+                                                           tb::dtype_of<float>(), py::device::cpu::value, 0, 'A',
                                                            4 * sizeof(float));
     });
     m.def("ownerless_numpy", [] {

@@ -12,6 +12,6 @@ void init_import(py::module_ &m) {
         auto dt = x.dtype();
         tb::for_each_element(x, [&](const char *p) { tb::element_from_double((void *) p, dt.code, dt.bits, v); });
     }, py::arg("x"), py::arg("value"), "Writes `value` into every element of a writable tensor.");
-    m.def("count_none", [](py::dltensor<py::ro> x) { return x.is_valid() ? 1 : 0; },
-          py::arg("x").none(), "1 for a tensor, 0 for None (accepted through .none()).");
+    m.def("count_none", [](std::optional<py::dltensor<py::ro>> x) { return x && x->is_valid() ? 1 : 0; },
+          py::arg("x").none(), "1 for a tensor, 0 for None (an optional tensor).");
 }

@@ -13,7 +13,9 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
     init_dtypes(m);
     init_export(m);
     init_ownership(m);
+#if !defined(DLTENSOR_TEST_PYBIND11)
     init_ndarray_compat(m);
+#endif
     init_torch(m);
     init_properties(m);
 }

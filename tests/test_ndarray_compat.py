@@ -3,7 +3,19 @@
 import numpy as np
 import pytest
 
+from conftest import PATHS, load_backend
+
 torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(params=PATHS)
+def m(request):
+    """The nanobind test module only: this promise is the nanobind backend's (there, py::dltensor is an
+    nb::ndarray); pybind11 has no ndarray type to be compatible with."""
+    mod = load_backend("nanobind")
+    mod.set_exchange_api(request.param == "exchange")
+    yield mod
+    mod.set_exchange_api(True)
 
 
 def test_view_reads_strided_data(m):

@@ -9,11 +9,11 @@ namespace {
 std::vector<size_t> sizes_of(py::handle seq) {
     std::vector<size_t> out;
     PyObject *fast = PySequence_Fast(seq.ptr(), "expected a sequence");
-    if (!fast) throw py::python_error();
+    if (!fast) throw tb::python_error();
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fast); ++i)
         out.push_back((size_t) PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(fast, i)));
     Py_DECREF(fast);
-    if (PyErr_Occurred()) throw py::python_error();
+    if (PyErr_Occurred()) throw tb::python_error();
     return out;
 }
 

@@ -23,12 +23,15 @@ inline bool &exchange_api_enabled() noexcept {
     return enabled;
 }
 
-/// Does the calling thread hold the GIL? A thread-state read, cheaper than PyGILState_Check().
+/// Does the calling thread hold the GIL? From Python 3.12 the current thread state is thread-local, and
+/// reading it is cheaper than PyGILState_Check(); before, it names whichever thread holds the GIL.
 inline bool thread_holds_gil() noexcept {
 #if PY_VERSION_HEX >= 0x030D0000
     return PyThreadState_GetUnchecked() != nullptr;
-#else
+#elif PY_VERSION_HEX >= 0x030C0000
     return _PyThreadState_UncheckedGet() != nullptr;
+#else
+    return PyGILState_Check() != 0;
 #endif
 }
 

@@ -1,0 +1,134 @@
+// dltensor/annotations.h: the annotation tags of `dltensor<...>` for backends whose binding library has
+// none of its own (pybind11), and the compile-time config collected from them. The nanobind backend uses
+// nanobind's own tags instead; both backends spell them the same (`py::shape<...>`, `py::ro`, ...).
+// Backend-independent: no Python, no binding library.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "dlpack.h"
+#include "dtypes.h"
+#include "requirements.h"
+
+namespace dlt {
+namespace tags {
+
+/// `shape<E...>`: fixed extents (`-1`: any extent in that dimension). Also fixes ndim.
+template <int64_t... Is> struct shape {
+    static_assert(((Is >= -1) && ...), "shape<...>: extents are >= 0, or -1 for any");
+    static constexpr int32_t ndim = (int32_t) sizeof...(Is);
+    static constexpr int64_t extents[sizeof...(Is) + 1] = {Is..., 0};
+};
+
+namespace detail {
+template <typename> struct ndim_shape;
+template <size_t... S> struct ndim_shape<std::index_sequence<S...>> { using type = shape<((void) S, -1)...>; };
+} // namespace detail
+
+/// `ndim<N>`: N dimensions of any extent.
+template <size_t N> using ndim = typename detail::ndim_shape<std::make_index_sequence<N>>::type;
+
+/// `ro`: the binding only reads (as a `const` dtype does); read-only sources may bind.
+struct ro { };
+
+/// Memory order: `c_contig` (row-major), `f_contig` (column-major), `any_contig` (either).
+struct c_contig { static constexpr char value = 'C'; };
+struct f_contig { static constexpr char value = 'F'; };
+struct any_contig { static constexpr char value = 'A'; };
+
+/// Device types (DLPack numbers).
+namespace device {
+#define DLTENSOR_DEVICE(Name, Value) \
+    struct Name { static constexpr int value = Value; static constexpr const char *name = #Name; }
+DLTENSOR_DEVICE(cpu, 1); DLTENSOR_DEVICE(cuda, 2); DLTENSOR_DEVICE(cuda_host, 3); DLTENSOR_DEVICE(opencl, 4);
+DLTENSOR_DEVICE(vulkan, 7); DLTENSOR_DEVICE(metal, 8); DLTENSOR_DEVICE(rocm, 10); DLTENSOR_DEVICE(rocm_host, 11);
+DLTENSOR_DEVICE(cuda_managed, 13); DLTENSOR_DEVICE(oneapi, 14);
+#undef DLTENSOR_DEVICE
+} // namespace device
+
+/// Frameworks a returned tensor becomes (numbers match nanobind's, for one table of export routes).
+#define DLTENSOR_FRAMEWORK(Name, Value, TypeName) \
+    struct Name { static constexpr int value = Value; static constexpr const char *type_name = TypeName; }
+DLTENSOR_FRAMEWORK(numpy, 1, "numpy.ndarray");
+DLTENSOR_FRAMEWORK(pytorch, 2, "torch.Tensor");
+DLTENSOR_FRAMEWORK(tensorflow, 3, "tensorflow.Tensor");
+DLTENSOR_FRAMEWORK(jax, 4, "jax.Array");
+DLTENSOR_FRAMEWORK(cupy, 5, "cupy.ndarray");
+DLTENSOR_FRAMEWORK(mlx, 8, "mlx.core.array");
+#undef DLTENSOR_FRAMEWORK
+
+} // namespace tags
+
+/// Which kind of annotation a type is.
+template <typename T, typename = void> struct annotation_kind {
+    static constexpr bool scalar = dtype_of<T>().bits != 0, ro = std::is_same_v<T, tags::ro>;
+    static constexpr bool shape = false, order = false, device = false, framework = false;
+};
+template <int64_t... Is> struct annotation_kind<tags::shape<Is...>> {
+    static constexpr bool scalar = false, ro = false, shape = true, order = false, device = false, framework = false;
+};
+template <typename T> struct annotation_kind<T, std::enable_if_t<std::is_same_v<decltype(T::value), const char>>> {
+    static constexpr bool scalar = false, ro = false, shape = false, order = true, device = false, framework = false;
+};
+template <typename T> struct annotation_kind<T, std::void_t<decltype(T::name), std::enable_if_t<std::is_same_v<decltype(T::value), const int>>>> {
+    static constexpr bool scalar = false, ro = false, shape = false, order = false, device = true, framework = false;
+};
+template <typename T> struct annotation_kind<T, std::void_t<decltype(T::type_name)>> {
+    static constexpr bool scalar = false, ro = false, shape = false, order = false, device = false, framework = true;
+};
+
+struct no_framework { static constexpr int value = 0; static constexpr const char *type_name = "ArrayLike"; };
+struct any_device { static constexpr int value = 0; static constexpr const char *name = ""; };
+struct any_order { static constexpr char value = '\0'; };
+struct any_shape { static constexpr int32_t ndim = -1; static constexpr const int64_t *extents = nullptr; };
+
+/// The annotations of one `dltensor<Args...>`, collected (order-free, each kind at most once).
+template <typename... Args> struct config {
+    template <bool... B> static constexpr int count() { return (0 + ... + (int) B); }
+    static_assert(count<annotation_kind<Args>::scalar...>() <= 1 && count<annotation_kind<Args>::shape...>() <= 1 &&
+                      count<annotation_kind<Args>::ro...>() <= 1 && count<annotation_kind<Args>::order...>() <= 1 &&
+                      count<annotation_kind<Args>::device...>() <= 1 &&
+                      count<annotation_kind<Args>::framework...>() <= 1,
+                  "py::dltensor<...>: each kind of annotation (dtype, shape/ndim, ro, device, order, framework) "
+                  "may appear at most once");
+    static_assert(((annotation_kind<Args>::scalar || annotation_kind<Args>::shape || annotation_kind<Args>::ro ||
+                    annotation_kind<Args>::order || annotation_kind<Args>::device ||
+                    annotation_kind<Args>::framework) && ...),
+                  "py::dltensor<...>: unknown annotation");
+
+    template <template <typename> class Pred, typename Default, typename... Ts> struct pick { using type = Default; };
+    template <template <typename> class Pred, typename Default, typename T, typename... Ts>
+    struct pick<Pred, Default, T, Ts...> {
+        using type = std::conditional_t<Pred<T>::value, T, typename pick<Pred, Default, Ts...>::type>;
+    };
+    template <typename T> struct is_scalar : std::bool_constant<annotation_kind<T>::scalar> { };
+    template <typename T> struct is_shape : std::bool_constant<annotation_kind<T>::shape> { };
+    template <typename T> struct is_order : std::bool_constant<annotation_kind<T>::order> { };
+    template <typename T> struct is_device : std::bool_constant<annotation_kind<T>::device> { };
+    template <typename T> struct is_framework : std::bool_constant<annotation_kind<T>::framework> { };
+
+    static constexpr bool read_only = (annotation_kind<Args>::ro || ...) ||
+                                      std::is_const_v<typename pick<is_scalar, void, Args...>::type>;
+    using Scalar = std::conditional_t<read_only, std::add_const_t<typename pick<is_scalar, void, Args...>::type>,
+                                      typename pick<is_scalar, void, Args...>::type>;
+    using Shape = typename pick<is_shape, any_shape, Args...>::type;
+    using Order = typename pick<is_order, any_order, Args...>::type;
+    using Device = typename pick<is_device, any_device, Args...>::type;
+    using Framework = typename pick<is_framework, no_framework, Args...>::type;
+    static constexpr int32_t N = Shape::ndim;
+
+    static constexpr requirements requirements_() {
+        requirements r;
+        if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>) r.dtype = dtype_of<Scalar>();
+        r.ndim = N;
+        r.shape = Shape::extents;
+        r.device_type = Device::value;
+        r.order = Order::value;
+        r.read_only = read_only;
+        return r;
+    }
+};
+
+} // namespace dlt

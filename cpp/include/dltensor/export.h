@@ -1,0 +1,271 @@
+// dltensor/export.h: C++ -> Python for backends without an ndarray export of their own (pybind11).
+// A `tensor_handle` becomes a DLPack managed tensor, a small Python object with `__dlpack__` and
+// `__dlpack_device__` (what a return without a framework annotation gives), or a framework's tensor
+// (NumPy, PyTorch, JAX, TensorFlow, CuPy, MLX) through that framework's own import route.
+// Written against the CPython C API only.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <cstring>
+
+#include "dlpack.h"
+#include "exchange.h"
+#include "frameworks.h"
+#include "handle.h"
+
+namespace dlt {
+
+namespace detail {
+
+/// A managed tensor that holds one reference to a handle and borrows its shape and strides.
+template <typename Managed> struct exported_tensor {
+    Managed mt;  // first: the deleter casts back
+    tensor_handle *handle;
+
+    static Managed *create(tensor_handle *h, bool versioned) noexcept {
+        auto *e = new (std::nothrow) exported_tensor();
+        if (!e) { PyErr_NoMemory(); return nullptr; }
+        h->inc_ref();
+        e->handle = h;
+        e->mt.dl_tensor = h->tensor();
+        e->mt.manager_ctx = e;
+        e->mt.deleter = [](Managed *self) {
+            auto *x = static_cast<exported_tensor *>(self->manager_ctx);
+            x->handle->dec_ref();  // takes the GIL if the consumer frees from another thread
+            delete x;
+        };
+        if constexpr (std::is_same_v<Managed, dlpack::ManagedTensorVersioned>) {
+            (void) versioned;
+            e->mt.version = {dlpack::major_version, dlpack::minor_version};
+            e->mt.flags = h->read_only() ? dlpack::flag_read_only : 0;
+        }
+        return &e->mt;
+    }
+};
+
+/// The destructor of capsules we produce: frees the tensor unless a consumer took it (renamed it).
+inline void exported_capsule_destructor(PyObject *capsule) noexcept {
+    const char *name = PyCapsule_GetName(capsule);
+    if (name && std::strcmp(name, dlpack::capsule_name_versioned) == 0) {
+        auto *mt = static_cast<dlpack::ManagedTensorVersioned *>(PyCapsule_GetPointer(capsule, name));
+        if (mt && mt->deleter) mt->deleter(mt);
+    } else if (name && std::strcmp(name, dlpack::capsule_name) == 0) {
+        auto *mt = static_cast<dlpack::ManagedTensor *>(PyCapsule_GetPointer(capsule, name));
+        if (mt && mt->deleter) mt->deleter(mt);
+    }
+    PyErr_Clear();
+}
+
+} // namespace detail
+
+/// A DLPack capsule of the handle ("dltensor_versioned" or "dltensor"). New reference, or NULL with an
+/// error set.
+inline PyObject *make_capsule(tensor_handle *h, bool versioned) noexcept {
+    if (versioned) {
+        auto *mt = detail::exported_tensor<dlpack::ManagedTensorVersioned>::create(h, true);
+        if (!mt) return nullptr;
+        PyObject *c = PyCapsule_New(mt, dlpack::capsule_name_versioned, detail::exported_capsule_destructor);
+        if (!c) mt->deleter(mt);
+        return c;
+    }
+    auto *mt = detail::exported_tensor<dlpack::ManagedTensor>::create(h, false);
+    if (!mt) return nullptr;
+    PyObject *c = PyCapsule_New(mt, dlpack::capsule_name, detail::exported_capsule_destructor);
+    if (!c) mt->deleter(mt);
+    return c;
+}
+
+namespace detail {
+
+/// `dltensor.Tensor`: the Python object of a return without a framework annotation.
+struct exported_object {
+    PyObject_HEAD
+    tensor_handle *handle;
+};
+
+inline void exported_dealloc(PyObject *self) noexcept {
+    auto *o = reinterpret_cast<exported_object *>(self);
+    PyTypeObject *tp = Py_TYPE(self);
+    if (o->handle) o->handle->dec_ref();
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+inline PyObject *exported_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) noexcept {
+    static const char *kwlist[] = {"stream", "max_version", "dl_device", "copy", nullptr};
+    PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO", const_cast<char **>(kwlist), &stream,
+                                     &max_version, &dl_device, &copy))
+        return nullptr;
+    tensor_handle *h = reinterpret_cast<exported_object *>(self)->handle;
+    if (copy == Py_True) {
+        PyErr_SetString(PyExc_BufferError, "__dlpack__(copy=True) is not supported: export a copy instead");
+        return nullptr;
+    }
+    if (dl_device != Py_None) {
+        int type = -1, id = -1;
+        if (!PyArg_ParseTuple(dl_device, "ii", &type, &id)) return nullptr;
+        if (type != h->tensor().device.device_type || id != h->tensor().device.device_id) {
+            PyErr_SetString(PyExc_BufferError, "__dlpack__: the tensor lives on another device");
+            return nullptr;
+        }
+    }
+    long major = 0;
+    if (max_version != Py_None) {
+        long minor = 0;
+        if (!PyArg_ParseTuple(max_version, "ll", &major, &minor)) return nullptr;
+    }
+    const bool versioned = major >= 1;
+    if (!versioned && h->read_only()) {
+        PyErr_SetString(PyExc_BufferError, "cannot export a read-only tensor as unversioned DLPack (no flag)");
+        return nullptr;
+    }
+    return make_capsule(h, versioned);
+}
+
+inline PyObject *exported_dlpack_device(PyObject *self, PyObject *) noexcept {
+    const auto &d = reinterpret_cast<exported_object *>(self)->handle->tensor().device;
+    return Py_BuildValue("(ii)", d.device_type, d.device_id);
+}
+
+/// The type, created once per extension module.
+inline PyTypeObject *exported_type() noexcept {
+    static PyTypeObject *type = nullptr;
+    if (type) return type;
+    static PyMethodDef methods[] = {
+        {"__dlpack__", (PyCFunction) (void (*)()) exported_dlpack, METH_VARARGS | METH_KEYWORDS,
+         "DLPack export (array API): a capsule of this tensor."},
+        {"__dlpack_device__", (PyCFunction) exported_dlpack_device, METH_NOARGS,
+         "(DLPack device type, device id)."},
+        {nullptr, nullptr, 0, nullptr}};
+    static PyType_Slot slots[] = {{Py_tp_dealloc, (void *) exported_dealloc},
+                                  {Py_tp_methods, methods},
+                                  {Py_tp_doc, (void *) "A tensor returned by a dltensor binding: pass it to "
+                                                       "any DLPack consumer (numpy.from_dlpack, ...)."},
+                                  {0, nullptr}};
+    static PyType_Spec spec = {"dltensor.Tensor", sizeof(exported_object), 0, Py_TPFLAGS_DEFAULT, slots};
+    type = (PyTypeObject *) PyType_FromSpec(&spec);
+    return type;
+}
+
+} // namespace detail
+
+/// A new `dltensor.Tensor` holding a reference to `h`, or NULL with an error set.
+inline PyObject *make_exported(tensor_handle *h) noexcept {
+    PyTypeObject *tp = detail::exported_type();
+    if (!tp) return nullptr;
+    PyObject *self = tp->tp_alloc(tp, 0);
+    if (!self) return nullptr;
+    h->inc_ref();
+    reinterpret_cast<detail::exported_object *>(self)->handle = h;
+    return self;
+}
+
+namespace detail {
+inline PyObject *call_function(const char *module, const char *attr, PyObject *arg) noexcept {
+    PyObject *mod = PyImport_ImportModule(module);
+    if (!mod) return nullptr;
+    PyObject *fn = PyObject_GetAttrString(mod, attr);
+    Py_DECREF(mod);
+    if (!fn) return nullptr;
+    PyObject *res = PyObject_CallOneArg(fn, arg);
+    Py_DECREF(fn);
+    return res;
+}
+inline PyObject *call_method0(PyObject *obj, const char *name) noexcept {
+    PyObject *res = PyObject_CallMethod(obj, name, nullptr);
+    Py_DECREF(obj);
+    return res;
+}
+} // namespace detail
+
+/// Framework numbers (the annotations' `value`s).
+enum framework_id : int { fw_none = 0, fw_numpy = 1, fw_pytorch = 2, fw_tensorflow = 3, fw_jax = 4,
+                          fw_cupy = 5, fw_mlx = 8 };
+
+/// The Python object a binding returns for `h`: that framework's tensor (a view, or a copy when `copy`).
+/// New reference, or NULL with an error set.
+inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexcept {
+    const dlpack::Tensor &t = h->tensor();
+    switch (framework) {
+        case fw_numpy: {
+            PyObject *obj = make_exported(h);
+            if (!obj) return nullptr;
+            PyObject *arr = detail::call_function("numpy", "from_dlpack", obj);
+            Py_DECREF(obj);
+            return arr && copy ? detail::call_method0(arr, "copy") : arr;
+        }
+        case fw_pytorch: {
+            const dlpack::ExchangeAPI *api = exchange_api_enabled() ? torch_exchange_api() : nullptr;
+            PyObject *out = nullptr;
+            if (api) {
+                auto *mt = detail::exported_tensor<dlpack::ManagedTensorVersioned>::create(h, true);
+                if (!mt) return nullptr;
+                void *o = nullptr;
+                if (api->managed_tensor_to_py_object_no_sync(mt, &o) != 0 || !o) return nullptr;  // not freed: see nanobind.h
+                out = static_cast<PyObject *>(o);
+            } else {
+                PyObject *obj = make_exported(h);
+                if (!obj) return nullptr;
+                out = detail::call_function("torch", "from_dlpack", obj);
+                Py_DECREF(obj);
+            }
+            return out && copy ? detail::call_method0(out, "clone") : out;
+        }
+        case fw_jax: {
+            if (exchange_api_enabled() && !copy) {
+                PyObject *cap = make_capsule(h, false);
+                if (!cap) PyErr_Clear();
+                PyObject *arr = cap ? jax_array_from_capsule(cap, t.dtype, t.device.device_type) : nullptr;
+                Py_XDECREF(cap);
+                if (arr || PyErr_Occurred()) return arr;
+            }
+            PyObject *obj = make_exported(h);
+            if (!obj) return nullptr;
+            PyObject *arr = detail::call_function("jax.dlpack", "from_dlpack", obj);
+            Py_DECREF(obj);
+            return arr && copy ? detail::call_method0(arr, "copy") : arr;
+        }
+        case fw_tensorflow: {
+            // TensorFlow aborts on misaligned DLPack memory (see nanobind.h); its tensors are immutable,
+            // so misaligned (or copied) data goes through a NumPy copy.
+            auto addr = (uintptr_t) t.data + t.byte_offset;
+            if (copy || (t.device.device_type == dlpack::cpu && addr % 64 != 0)) {
+                PyObject *arr = export_tensor(h, fw_numpy, true);
+                if (!arr) return nullptr;
+                PyObject *out = detail::call_function("tensorflow", "convert_to_tensor", arr);
+                Py_DECREF(arr);
+                return out;
+            }
+            PyObject *cap = make_capsule(h, false);
+            if (!cap) return nullptr;
+            PyObject *out = detail::call_function("tensorflow.experimental.dlpack", "from_dlpack", cap);
+            Py_DECREF(cap);
+            return out;
+        }
+        case fw_cupy:
+        case fw_mlx: {
+            PyObject *obj = make_exported(h);
+            if (!obj) return nullptr;
+            PyObject *out = framework == fw_cupy ? detail::call_function("cupy", "from_dlpack", obj)
+                                                 : detail::call_function("mlx.core", "array", obj);
+            Py_DECREF(obj);
+            return out && copy && framework == fw_cupy ? detail::call_method0(out, "copy") : out;
+        }
+        default: {
+            if (copy) {
+                PyErr_SetString(PyExc_RuntimeError, "dltensor: a tensor without a framework annotation cannot "
+                                                    "be copied on return; give it an owner so that it can be "
+                                                    "returned as a view");
+                return nullptr;
+            }
+            return make_exported(h);
+        }
+    }
+}
+
+} // namespace dlt

@@ -1,0 +1,347 @@
+// dltensor/pybind11.h: the pybind11 backend. `pybind11::dltensor<Annotations...>` has the same spelling,
+// accessors and semantics as the nanobind backend's (see ../shared/API.md):
+//
+//   #include <dltensor/pybind11.h>
+//   namespace py = pybind11;
+//   m.def("f", [](py::dltensor<py::shape<-1, 3>, const float, py::device::cpu> x) { ... });
+//
+// pybind11 has no ndarray machinery, so this backend uses dltensor's own: the shared importer
+// (import.h), a reference-counted handle (handle.h) and the exporter (export.h). The annotation tags come
+// from annotations.h and are named in `pybind11::` as nanobind names its own.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <complex>
+#include <initializer_list>
+#include <stdexcept>
+#include <utility>
+
+#include "annotations.h"
+#include "dtypes.h"
+#include "exchange.h"
+#include "export.h"
+#include "handle.h"
+#include "import.h"
+#include "requirements.h"
+
+namespace pybind11 {
+
+using dlt::bfloat16;
+using dlt::float16;
+using dlt::tags::any_contig;
+using dlt::tags::c_contig;
+using dlt::tags::cupy;
+using dlt::tags::f_contig;
+using dlt::tags::jax;
+using dlt::tags::mlx;
+using dlt::tags::ndim;
+using dlt::tags::numpy;
+using dlt::tags::pytorch;
+using dlt::tags::ro;
+using dlt::tags::shape;
+using dlt::tags::tensorflow;
+namespace device = dlt::tags::device;
+
+/// A strided view with compile-time dtype and ndim, as `nb::ndarray_view` (what `dltensor::view()` returns).
+template <typename Scalar, size_t Dim> class dltensor_view {
+public:
+    dltensor_view(Scalar *data, const int64_t *shape, const int64_t *strides) : m_data(data) {
+        for (size_t i = 0; i < Dim; ++i) { m_shape[i] = shape[i]; m_strides[i] = strides[i]; }
+    }
+    template <typename... Ix> Scalar &operator()(Ix... indices) const {
+        static_assert(sizeof...(Ix) == Dim, "dltensor_view::operator(): one index per dimension");
+        const int64_t idx[] = {(int64_t) indices..., 0};
+        int64_t off = 0;
+        for (size_t i = 0; i < Dim; ++i) off += idx[i] * m_strides[i];
+        return m_data[off];
+    }
+    size_t ndim() const { return Dim; }
+    size_t shape(size_t i) const { return (size_t) m_shape[i]; }
+    int64_t stride(size_t i) const { return m_strides[i]; }
+    Scalar *data() const { return m_data; }
+
+private:
+    Scalar *m_data;
+    int64_t m_shape[Dim ? Dim : 1] = {};
+    int64_t m_strides[Dim ? Dim : 1] = {};
+};
+
+template <typename... Args> class dltensor {
+    template <typename...> friend class dltensor;
+    template <typename, typename> friend class detail::type_caster;
+
+public:
+    using Config = dlt::config<Args...>;
+    using Scalar = typename Config::Scalar;
+    static constexpr bool ReadOnly = Config::read_only;
+    static constexpr char Order = Config::Order::value;
+    static constexpr int DeviceType = Config::Device::value;
+    using VoidPtr = std::conditional_t<ReadOnly, const void *, void *>;
+
+    dltensor() = default;
+    ~dltensor() { if (m_handle) m_handle->dec_ref(); }
+    dltensor(const dltensor &o) : m_handle(o.m_handle), m_owned(o.m_owned) { if (m_handle) m_handle->inc_ref(); }
+    dltensor(dltensor &&o) noexcept : m_handle(o.m_handle), m_owned(o.m_owned) { o.m_handle = nullptr; }
+    dltensor &operator=(dltensor o) noexcept {
+        std::swap(m_handle, o.m_handle);
+        std::swap(m_owned, o.m_owned);
+        return *this;
+    }
+
+    /// Adopts another `dltensor`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
+    template <typename... Args2>
+    explicit dltensor(const dltensor<Args2...> &o) : m_handle(o.m_handle), m_owned(o.m_owned) {
+        if (m_handle) m_handle->inc_ref();
+    }
+
+    /// A view of memory that C++ provides. `owner` keeps it alive; with no owner the `automatic` return
+    /// policy copies it. Strides are in elements; NULL strides follow `order`.
+    dltensor(VoidPtr data, size_t ndim, const size_t *shape, pybind11::handle owner = {}, const int64_t *strides = nullptr,
+             dlt::dlpack::DataType dtype = dlt::dtype_of<Scalar>(), int device_type = DeviceType,
+             int device_id = 0, char order = Order, uint64_t byte_offset = 0) {
+        init(data, ndim, shape, owner, strides, dtype, device_type, device_id, order, byte_offset);
+    }
+
+    dltensor(VoidPtr data, std::initializer_list<size_t> shape = {}, pybind11::handle owner = {},
+             std::initializer_list<int64_t> strides = {}, dlt::dlpack::DataType dtype = dlt::dtype_of<Scalar>(),
+             int device_type = DeviceType, int device_id = 0, char order = Order, uint64_t byte_offset = 0) {
+        if (strides.size() != 0 && strides.size() != shape.size())
+            throw std::invalid_argument("dltensor: shape and strides differ in length");
+        size_t fixed[dlt::dlpack::max_ndim + 1];
+        const size_t *dims = shape.begin();
+        size_t nd = shape.size();
+        if (nd == 0 && Config::N > 0) {  // the annotated fixed shape
+            for (int32_t i = 0; i < Config::N; ++i) {
+                if (Config::Shape::extents[i] < 0)
+                    throw std::invalid_argument("dltensor: give a shape; the annotation leaves extents open");
+                fixed[i] = (size_t) Config::Shape::extents[i];
+            }
+            dims = fixed;
+            nd = (size_t) Config::N;
+        }
+        init(data, nd, dims, owner, strides.size() ? strides.begin() : nullptr, dtype, device_type, device_id,
+             order, byte_offset);
+    }
+
+    dlt::dlpack::DataType dtype() const { return t().dtype; }
+    size_t ndim() const { return m_handle ? (size_t) t().ndim : 0; }
+    size_t shape(size_t i) const { return (size_t) t().shape[i]; }
+    int64_t stride(size_t i) const { return t().strides[i]; }
+    const int64_t *shape_ptr() const { return t().shape; }
+    const int64_t *stride_ptr() const { return t().strides; }
+    bool is_valid() const { return m_handle != nullptr; }
+    int device_type() const { return t().device.device_type; }
+    int device_id() const { return t().device.device_id; }
+    void *data_handle() const { return t().data; }
+    uint64_t byte_offset() const { return t().byte_offset; }
+    dlt::tensor_handle *handle() const { return m_handle; }
+    static constexpr bool read_only() noexcept { return ReadOnly; }
+    /// See the nanobind backend: the producer's stream for exchange-API imports, else NULL.
+    void *stream() const { return m_handle ? m_handle->stream() : nullptr; }
+
+    size_t size() const {
+        size_t n = is_valid();
+        for (size_t i = 0; i < ndim(); ++i) n *= shape(i);
+        return n;
+    }
+    size_t itemsize() const { return ((size_t) dtype().bits + 7) / 8; }
+    size_t nbytes() const { return ((size_t) dtype().bits * size() + 7) / 8; }
+
+    Scalar *data() const { return (Scalar *) ((uint8_t *) t().data + t().byte_offset); }
+
+    template <typename... Ix> auto &operator()(Ix... indices) const {
+        static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "operator(): annotate a dtype");
+        static_assert(Config::N >= 0 && sizeof...(Ix) == (size_t) Config::N,
+                      "operator(): annotate shape<...>/ndim<N> and pass one index per dimension");
+        const int64_t idx[] = {(int64_t) indices..., 0};
+        int64_t off = 0;
+        for (size_t i = 0; i < sizeof...(Ix); ++i) off += idx[i] * t().strides[i];
+        return data()[off];
+    }
+
+    /// A strided view with the annotated (or added) dtype and ndim.
+    template <typename... Args2> auto view() const {
+        using C2 = dlt::config<Args2..., Args...>;
+        static_assert(!std::is_void_v<std::remove_cv_t<typename C2::Scalar>>, "view(): needs a dtype");
+        static_assert(C2::N >= 0, "view(): needs shape<...> or ndim<N>");
+        using S2 = typename C2::Scalar;
+        return dltensor_view<S2, (size_t) C2::N>((S2 *) ((uint8_t *) t().data + t().byte_offset), t().shape,
+                                                 t().strides);
+    }
+
+    /// Allocates through the framework's DLPack exchange API (see the nanobind backend).
+    static dltensor empty(std::initializer_list<size_t> shape, int device_id = 0);
+
+    /// Wraps the tensor in a Python object of the annotated framework.
+    object cast(return_value_policy policy = return_value_policy::automatic, pybind11::handle parent = {}) const;
+
+private:
+    explicit dltensor(dlt::tensor_handle *adopted, bool owned) noexcept : m_handle(adopted), m_owned(owned) { }
+
+    const dlt::dlpack::Tensor &t() const { return m_handle->tensor(); }
+
+    void init(VoidPtr data, size_t nd, const size_t *shape, pybind11::handle owner, const int64_t *strides,
+              dlt::dlpack::DataType dtype, int device_type, int device_id, char order, uint64_t byte_offset) {
+        if (nd > (size_t) dlt::dlpack::max_ndim) throw std::invalid_argument("dltensor: too many dimensions");
+        int64_t dims[dlt::dlpack::max_ndim + 1];
+        for (size_t i = 0; i < nd; ++i) dims[i] = (int64_t) shape[i];
+        dlt::dlpack::Tensor tensor{};
+        tensor.data = const_cast<void *>(data);
+        tensor.device = {device_type ? device_type : (int) dlt::dlpack::cpu, device_id};
+        tensor.ndim = (int32_t) nd;
+        tensor.dtype = dtype;
+        tensor.shape = dims;
+        tensor.strides = const_cast<int64_t *>(strides);
+        tensor.byte_offset = byte_offset;
+        m_handle = dlt::tensor_handle::create(tensor, owner.ptr(), ReadOnly, nullptr, order == 'F' ? 'F' : 'C');
+        if (!m_handle) throw error_already_set();
+        m_owned = owner.ptr() != nullptr;
+    }
+
+    dlt::tensor_handle *m_handle = nullptr;
+    bool m_owned = false;  ///< an owner keeps the memory alive (imported, allocated, or given one)
+};
+
+namespace detail {
+
+/// The signature text, built at compile time: `numpy.ndarray[dtype=float32, shape=(*, 3), order='C',
+/// device='cpu', writable=False]` (the nanobind backend's text, so that errors and stubs read the same).
+template <typename Config> struct dltensor_signature {
+    struct text { char s[256] = {}; size_t len = 0; };
+    static constexpr void put(text &t, const char *s) { while (*s && t.len < 255) t.s[t.len++] = *s++; }
+    static constexpr void put_uint(text &t, uint64_t v) {
+        char buf[24] = {};
+        int n = 0;
+        do { buf[n++] = (char) ('0' + v % 10); v /= 10; } while (v);
+        while (n) t.s[t.len++] = buf[--n];
+    }
+    static constexpr text make() {
+        text t;
+        put(t, Config::Framework::type_name);
+        put(t, "[");
+        bool first = true;
+        auto sep = [&]() { if (!first) put(t, ", "); first = false; };
+        using Scalar = typename Config::Scalar;
+        if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>) {
+            constexpr dlt::dlpack::DataType d = dlt::dtype_of<Scalar>();
+            sep();
+            put(t, "dtype=");
+            put(t, d.code == dlt::dlpack::bool_ ? "bool" : d.code == dlt::dlpack::int_ ? "int"
+                   : d.code == dlt::dlpack::uint_ ? "uint" : d.code == dlt::dlpack::float_ ? "float"
+                   : d.code == dlt::dlpack::bfloat_ ? "bfloat" : "complex");
+            if (d.code != dlt::dlpack::bool_) put_uint(t, d.bits);
+        }
+        if constexpr (Config::N >= 0) {
+            sep();
+            put(t, "shape=(");
+            for (int32_t i = 0; i < Config::N; ++i) {
+                if (i) put(t, ", ");
+                if (Config::Shape::extents[i] < 0) put(t, "*");
+                else put_uint(t, (uint64_t) Config::Shape::extents[i]);
+            }
+            put(t, ")");
+        }
+        if constexpr (Config::Order::value != '\0') {
+            sep();
+            put(t, "order='");
+            const char o[2] = {Config::Order::value, '\0'};
+            put(t, o);
+            put(t, "'");
+        }
+        if constexpr (Config::Device::value != 0) {
+            sep();
+            put(t, "device='");
+            put(t, Config::Device::name);
+            put(t, "'");
+        }
+        if constexpr (Config::read_only) {
+            sep();
+            put(t, "writable=False");
+        }
+        put(t, "]");
+        return t;
+    }
+    static constexpr text value = make();
+    template <size_t... Is> static constexpr auto descr_of(std::index_sequence<Is...>) {
+        return detail::descr<sizeof...(Is)>(value.s[Is]...);
+    }
+    static constexpr auto name = descr_of(std::make_index_sequence<value.len>());
+};
+
+template <typename... Args> class type_caster<pybind11::dltensor<Args...>> {
+public:
+    using Value = pybind11::dltensor<Args...>;
+    using Config = typename Value::Config;
+    static constexpr dlt::requirements requirements = Config::requirements_();
+
+    PYBIND11_TYPE_CASTER(Value, dltensor_signature<Config>::name);
+
+    /// Fails (no Python error set) unless `src` satisfies the annotations, so that overload resolution
+    /// goes on; `convert` is false in pybind11's first pass and for `.noconvert()` arguments.
+    bool load(handle src, bool convert) {
+        dlt::imported im;
+        if (!dlt::import_tensor(src.ptr(), requirements, convert, im)) return false;
+        dlt::tensor_handle *h = dlt::tensor_handle::create(im.tensor, im.owner, Value::ReadOnly, im.stream);
+        Py_DECREF(im.owner);  // the handle holds its own reference
+        if (!h) { PyErr_Clear(); return false; }
+        value = Value(h, true);
+        return true;
+    }
+
+    /// Return-value policies as pybind11 documents them for views of C++ memory: `copy`/`move` copy;
+    /// `automatic`/`automatic_reference` copy a tensor without an owner and view an owned one;
+    /// `reference`/`take_ownership` view; `reference_internal` views and keeps `parent` alive.
+    static handle cast(const Value &src, return_value_policy policy, handle parent) {
+        if (!src.is_valid()) return none().release();
+        bool copy = policy == return_value_policy::copy || policy == return_value_policy::move;
+        if (policy == return_value_policy::automatic || policy == return_value_policy::automatic_reference)
+            copy = !src.m_owned;
+        if (policy == return_value_policy::reference_internal && parent && !src.handle()->owner())
+            src.handle()->set_owner(parent.ptr());
+        PyObject *o = dlt::export_tensor(src.handle(), Config::Framework::value, copy);
+        if (!o) throw error_already_set();
+        return o;
+    }
+};
+
+} // namespace detail
+
+template <typename... Args>
+dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, int device_id) {
+    static_assert(std::is_same_v<typename Config::Framework, dlt::tags::pytorch>,
+                  "dltensor::empty() allocates through the framework's DLPack exchange API: annotate py::pytorch");
+    static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "dltensor::empty() needs a dtype annotation");
+    const size_t nd = shape.size();
+    if ((Config::N >= 0 && nd != (size_t) Config::N) || nd > (size_t) dlt::dlpack::max_ndim)
+        throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
+    int64_t dims[dlt::dlpack::max_ndim + 1];
+    size_t i = 0;
+    for (size_t e : shape) dims[i++] = (int64_t) e;
+    const int32_t device_type = DeviceType ? DeviceType : (int32_t) dlt::dlpack::cpu;
+    const dlt::dlpack::ExchangeAPI *api = dlt::torch_exchange_api();
+    dlt::dlpack::ManagedTensorVersioned *mt =
+        dlt::allocate(api, dlt::dtype_of<Scalar>(), (int32_t) nd, dims, {device_type, (int32_t) device_id});
+    if (!mt) throw error_already_set();
+    object owner = reinterpret_steal<object>(
+        PyCapsule_New(mt, dlt::detail::owner_name_versioned, dlt::detail::release_owner_versioned));
+    if (!owner) {
+        if (mt->deleter) mt->deleter(mt);
+        throw error_already_set();
+    }
+    void *stream = nullptr;
+    const dlt::dlpack::Tensor &t = mt->dl_tensor;
+    if (t.device.device_type != dlt::dlpack::cpu &&
+        api->current_work_stream(t.device.device_type, t.device.device_id, &stream) != 0)
+        throw error_already_set();
+    dlt::tensor_handle *h = dlt::tensor_handle::create(t, owner.ptr(), ReadOnly, stream);
+    if (!h) throw error_already_set();
+    return dltensor(h, true);
+}
+
+template <typename... Args>
+object dltensor<Args...>::cast(return_value_policy policy, pybind11::handle parent) const {
+    return reinterpret_steal<object>(detail::type_caster<dltensor>::cast(*this, policy, parent));
+}
+
+} // namespace pybind11
