@@ -1,7 +1,9 @@
-"""The signature text of py::dltensor parameters and returns turns into valid, informative type stubs
-through ``python -m nanobind.stubgen``."""
+"""The signature text of py::dltensor parameters and returns turns into valid, informative type stubs:
+through ``python -m nanobind.stubgen`` on the nanobind backend, through ``pybind11-stubgen`` on the
+pybind11 backend."""
 import ast
 import os
+import re
 import subprocess
 import sys
 
@@ -11,12 +13,19 @@ import pytest
 @pytest.fixture(scope="module")
 def stub(backend_module, tmp_path_factory):
     m = backend_module
-    out = tmp_path_factory.mktemp("stubs") / f"{m.__name__}.pyi"
+    out_dir = tmp_path_factory.mktemp("stubs")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(m.__file__), *sys.path]))
-    proc = subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-m", m.__name__, "-o", str(out)],
-                          env=env, capture_output=True, text=True)
+    if "nanobind" in m.__name__:
+        out = out_dir / f"{m.__name__}.pyi"
+        cmd = [sys.executable, "-m", "nanobind.stubgen", "-m", m.__name__, "-o", str(out)]
+    else:
+        out = out_dir / f"{m.__name__}.pyi"
+        cmd = [sys.executable, "-m", "pybind11_stubgen", m.__name__, "-o", str(out_dir)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    return out.read_text()
+    assert "ERROR" not in proc.stderr, proc.stderr
+    # Compare the two stub generators' spellings in one form: no "typing." prefixes.
+    return out.read_text().replace("typing.", "")
 
 
 def signature(stub, name):
@@ -37,17 +46,17 @@ def test_parameter_stub_names_every_annotation(stub):
 
 
 @pytest.mark.parametrize("name, expected", [
-    ("arange_numpy", "-> Annotated[NDArray[numpy.float32], dict(shape=(None,))]"),
-    ("arange_pytorch", "-> Annotated[torch.Tensor, dict(dtype='float32', shape=(None,))]"),
-    ("arange_jax", "-> Annotated[jax.Array, dict(dtype='float32', shape=(None,))]"),
-    ("arange_tensorflow", "-> Annotated[tensorflow.Tensor, dict(dtype='float32', shape=(None,))]"),
-    ("arange_none", "-> Annotated[Any, dict(dtype='float32', shape=(None,))]"),
-    ("arange_const_numpy", "writable=False)]"),
-    ("half_sum", "dict(dtype='float16', shape=(None,), writable=False)"),
-    ("double_bfloat16", "dict(dtype='bfloat16', shape=(None,))"),
+    ("arange_numpy", r"-> Annotated\[(NDArray\[numpy\.float32\], dict\(|numpy\.ndarray, dict\(dtype='float32', )shape=\(None,\)\)\]"),
+    ("arange_pytorch", r"-> Annotated\[torch\.Tensor, dict\(dtype='float32', shape=\(None,\)\)\]"),
+    ("arange_jax", r"-> Annotated\[jax\.Array, dict\(dtype='float32', shape=\(None,\)\)\]"),
+    ("arange_tensorflow", r"-> Annotated\[tensorflow\.Tensor, dict\(dtype='float32', shape=\(None,\)\)\]"),
+    ("arange_none", r"-> Annotated\[Any, dict\(dtype='float32', shape=\(None,\)\)\]"),
+    ("arange_const_numpy", r"writable=False\)\]"),
+    ("half_sum", r"dict\(dtype='float16', shape=\(None,\), writable=False\)"),
+    ("double_bfloat16", r"dict\(dtype='bfloat16', shape=\(None,\)\)"),
 ])
 def test_return_and_dtype_stubs(stub, name, expected):
-    assert expected in signature(stub, name)
+    assert re.search(expected, signature(stub, name)), signature(stub, name)
 
 
 def test_overloads_are_stubbed_separately(stub):

@@ -51,7 +51,7 @@ DLTENSOR_DEVICE(cuda_managed, 13); DLTENSOR_DEVICE(oneapi, 14);
 /// Frameworks a returned tensor becomes (numbers match nanobind's, for one table of export routes).
 #define DLTENSOR_FRAMEWORK(Name, Value, TypeName) \
     struct Name { static constexpr int value = Value; static constexpr const char *type_name = TypeName; }
-DLTENSOR_FRAMEWORK(numpy, 1, "numpy.ndarray");
+DLTENSOR_FRAMEWORK(numpy, 1, "numpy.ndarray");  // type names: what a stub annotates
 DLTENSOR_FRAMEWORK(pytorch, 2, "torch.Tensor");
 DLTENSOR_FRAMEWORK(tensorflow, 3, "tensorflow.Tensor");
 DLTENSOR_FRAMEWORK(jax, 4, "jax.Array");

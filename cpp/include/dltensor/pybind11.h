@@ -205,11 +205,12 @@ private:
 
 namespace detail {
 
-/// The signature text, built at compile time: `numpy.ndarray[dtype=float32, shape=(*, 3), order='C',
-/// device='cpu', writable=False]` (the nanobind backend's text, so that errors and stubs read the same).
+/// The signature text, built at compile time as a valid Python annotation (pybind11-stubgen copies it
+/// into stubs): `typing.Annotated[numpy.ndarray, dict(dtype='float32', shape=(None, 3), order='C',
+/// device='cpu', writable=False)]`; without a framework the type is `typing.Any` (any DLPack producer).
 template <typename Config> struct dltensor_signature {
-    struct text { char s[256] = {}; size_t len = 0; };
-    static constexpr void put(text &t, const char *s) { while (*s && t.len < 255) t.s[t.len++] = *s++; }
+    struct text { char s[320] = {}; size_t len = 0; };
+    static constexpr void put(text &t, const char *s) { while (*s && t.len < 319) t.s[t.len++] = *s++; }
     static constexpr void put_uint(text &t, uint64_t v) {
         char buf[24] = {};
         int n = 0;
@@ -218,29 +219,31 @@ template <typename Config> struct dltensor_signature {
     }
     static constexpr text make() {
         text t;
-        put(t, Config::Framework::type_name);
-        put(t, "[");
+        put(t, "typing.Annotated[");
+        put(t, Config::Framework::value == 0 ? "typing.Any" : Config::Framework::type_name);
+        put(t, ", dict(");
         bool first = true;
         auto sep = [&]() { if (!first) put(t, ", "); first = false; };
         using Scalar = typename Config::Scalar;
         if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>) {
             constexpr dlt::dlpack::DataType d = dlt::dtype_of<Scalar>();
             sep();
-            put(t, "dtype=");
+            put(t, "dtype='");
             put(t, d.code == dlt::dlpack::bool_ ? "bool" : d.code == dlt::dlpack::int_ ? "int"
                    : d.code == dlt::dlpack::uint_ ? "uint" : d.code == dlt::dlpack::float_ ? "float"
                    : d.code == dlt::dlpack::bfloat_ ? "bfloat" : "complex");
             if (d.code != dlt::dlpack::bool_) put_uint(t, d.bits);
+            put(t, "'");
         }
         if constexpr (Config::N >= 0) {
             sep();
             put(t, "shape=(");
             for (int32_t i = 0; i < Config::N; ++i) {
                 if (i) put(t, ", ");
-                if (Config::Shape::extents[i] < 0) put(t, "*");
+                if (Config::Shape::extents[i] < 0) put(t, "None");
                 else put_uint(t, (uint64_t) Config::Shape::extents[i]);
             }
-            put(t, ")");
+            put(t, Config::N == 1 ? ",)" : ")");
         }
         if constexpr (Config::Order::value != '\0') {
             sep();
@@ -259,7 +262,7 @@ template <typename Config> struct dltensor_signature {
             sep();
             put(t, "writable=False");
         }
-        put(t, "]");
+        put(t, ")]");
         return t;
     }
     static constexpr text value = make();
