@@ -1,9 +1,47 @@
-// bench/bench_pybind11.cpp: pybind11's own NumPy route (py::array_t), for the side-by-side table.
+// bench/bench_pybind11.cpp: the pybind11 side of the table: pybind11's own NumPy route (py::array_t),
+// the cheapest pybind11 route through __dlpack__ (call it, read the capsule, free it), and py::dltensor
+// on the pybind11 backend, each next to a bare call.
+#include <dltensor/pybind11.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cstring>
+#include <string>
+
 namespace py = pybind11;
 using Array = py::array_t<float, py::array::c_style | py::array::forcecast>;
+using Tensor = py::dltensor<const float, py::ndim<1>, py::c_contig>;
+
+namespace {
+/// `x.__dlpack__()` by hand: the capsule's first float, then the tensor freed (what any consumer must do).
+float via_dlpack(py::handle x) {
+    py::object cap = x.attr("__dlpack__")();
+    const char *name = PyCapsule_GetName(cap.ptr());
+    float v = 0.f;
+    if (name && std::strcmp(name, "dltensor") == 0) {
+        auto *mt = static_cast<dlt::dlpack::ManagedTensor *>(PyCapsule_GetPointer(cap.ptr(), name));
+        const auto &t = mt->dl_tensor;
+        if (t.ndim && t.shape[0]) v = *(const float *) ((const char *) t.data + t.byte_offset);
+        PyCapsule_SetName(cap.ptr(), "used_dltensor");
+        if (mt->deleter) mt->deleter(mt);
+    }
+    return v;
+}
+
+float *owned_buffer(size_t n) {
+    auto *p = new float[n];
+    for (size_t i = 0; i < n; ++i) p[i] = (float) i;
+    return p;
+}
+
+template <typename Framework> void def_return(py::module_ &m, const char *name) {
+    m.def(name, [](size_t n) {
+        float *p = owned_buffer(n);
+        py::capsule owner(p, [](void *q) { delete[] static_cast<float *>(q); });
+        return py::dltensor<Framework, float, py::ndim<1>>(p, {n}, owner);
+    });
+}
+} // namespace
 
 PYBIND11_MODULE(dltensor_bench_pybind11, m) {
     m.def("floor_0", [] { return 0.f; });
@@ -13,10 +51,18 @@ PYBIND11_MODULE(dltensor_bench_pybind11, m) {
     m.def("array_t_3", [](Array a, Array b, Array c) {
         return (a.size() ? a.data()[0] : 0.f) + (b.size() ? b.data()[0] : 0.f) + (c.size() ? c.data()[0] : 0.f);
     });
+    m.def("dlpack_1", [](py::handle a) { return via_dlpack(a); });
+    m.def("dlpack_3", [](py::handle a, py::handle b, py::handle c) { return via_dlpack(a) + via_dlpack(b) + via_dlpack(c); });
+    m.def("dltensor_1", [](Tensor a) { return a.size() ? a.data()[0] : 0.f; });
+    m.def("dltensor_3", [](Tensor a, Tensor b, Tensor c) {
+        return (a.size() ? a.data()[0] : 0.f) + (b.size() ? b.data()[0] : 0.f) + (c.size() ? c.data()[0] : 0.f);
+    });
     m.def("array_t_ret_numpy", [](size_t n) {
-        auto *p = new float[n];
-        for (size_t i = 0; i < n; ++i) p[i] = (float) i;
+        float *p = owned_buffer(n);
         py::capsule owner(p, [](void *q) { delete[] static_cast<float *>(q); });
         return Array({n}, {sizeof(float)}, p, owner);
     });
+    def_return<py::numpy>(m, "dltensor_ret_numpy");
+    def_return<py::pytorch>(m, "dltensor_ret_pytorch");
+    def_return<py::jax>(m, "dltensor_ret_jax");
 }

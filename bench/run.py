@@ -71,7 +71,8 @@ def frameworks():
     return out
 
 
-COLUMNS = ["floor", "nb::ndarray", "py::dltensor", "pybind11 floor", "py::array_t", "tvm-ffi floor", "tvm-ffi"]
+COLUMNS = ["floor", "nb::ndarray", "py::dltensor", "pybind11 floor", "py::array_t", "pybind11 __dlpack__",
+           "py::dltensor (pybind11)", "tvm-ffi floor", "tvm-ffi"]
 
 
 def measure(nb, pb, tvm, number, repeat):
@@ -89,9 +90,12 @@ def measure(nb, pb, tvm, number, repeat):
             else:
                 row["nb::ndarray"] = per_call_ns(f"nb.nanobind_any_{n}({call})", env, number, repeat)
                 row["py::dltensor"] = per_call_ns(f"nb.dltensor_any_{n}({call})", env, number, repeat)
-            if pb is not None and fw == "numpy":
+            if pb is not None and not cuda:
                 row["pybind11 floor"] = per_call_ns(f"pb.floor_{n}({call})", env, number, repeat)
-                row["py::array_t"] = per_call_ns(f"pb.array_t_{n}({call})", env, number, repeat)
+                if fw == "numpy":
+                    row["py::array_t"] = per_call_ns(f"pb.array_t_{n}({call})", env, number, repeat)
+                row["pybind11 __dlpack__"] = per_call_ns(f"pb.dlpack_{n}({call})", env, number, repeat)
+                row["py::dltensor (pybind11)"] = per_call_ns(f"pb.dltensor_{n}({call})", env, number, repeat)
             if tvm is not None and fw in ("numpy", "pytorch"):
                 row["tvm-ffi floor"] = per_call_ns("tvm.tvm_floor_0()", env, number, repeat)
                 row["tvm-ffi"] = per_call_ns(f"tvm.tvm_{n}({call})", env, number, repeat)
@@ -104,9 +108,11 @@ def measure(nb, pb, tvm, number, repeat):
         row = {"floor": floor0,
                "nb::ndarray": per_call_ns(f"nb.nanobind_ret_{fw}(16)", env, number // 4, repeat),
                "py::dltensor": per_call_ns(f"nb.dltensor_ret_{fw}(16)", env, number // 4, repeat)}
-        if pb is not None and fw == "numpy":
+        if pb is not None:
             row["pybind11 floor"] = per_call_ns("pb.floor_0()", env, number, repeat)
-            row["py::array_t"] = per_call_ns("pb.array_t_ret_numpy(16)", env, number // 4, repeat)
+            if fw == "numpy":
+                row["py::array_t"] = per_call_ns("pb.array_t_ret_numpy(16)", env, number // 4, repeat)
+            row["py::dltensor (pybind11)"] = per_call_ns(f"pb.dltensor_ret_{fw}(16)", env, number // 4, repeat)
         rows.append((f"{fw}: return", row))
     return rows
 

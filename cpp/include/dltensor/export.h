@@ -132,6 +132,54 @@ inline PyObject *exported_dlpack_device(PyObject *self, PyObject *) noexcept {
     return Py_BuildValue("(ii)", d.device_type, d.device_id);
 }
 
+/// Buffer protocol (CPU tensors with a struct-module format): NumPy imports through it faster than
+/// through `numpy.from_dlpack`. Shape and strides (in bytes) live in `view->internal`.
+inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexcept {
+    tensor_handle *h = reinterpret_cast<exported_object *>(self)->handle;
+    const dlpack::Tensor &t = h->tensor();
+    const char *format = nullptr;
+    const uint8_t b = t.dtype.bits;
+    switch (t.dtype.code) {
+        case dlpack::bool_: format = "?"; break;
+        case dlpack::int_: format = b == 8 ? "b" : b == 16 ? "h" : b == 32 ? "i" : "q"; break;
+        case dlpack::uint_: format = b == 8 ? "B" : b == 16 ? "H" : b == 32 ? "I" : "Q"; break;
+        case dlpack::float_: format = b == 16 ? "e" : b == 32 ? "f" : "d"; break;
+        case dlpack::complex_: format = b == 64 ? "Zf" : "Zd"; break;
+        default: break;
+    }
+    if (!format || t.device.device_type != dlpack::cpu) {
+        PyErr_SetString(PyExc_BufferError, "dltensor.Tensor: no buffer for this dtype or device; use __dlpack__");
+        return -1;
+    }
+    if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && h->read_only()) {
+        PyErr_SetString(PyExc_BufferError, "dltensor.Tensor: the tensor is read-only");
+        return -1;
+    }
+    const Py_ssize_t item = (Py_ssize_t) ((b + 7) / 8), nd = t.ndim;
+    auto *dims = static_cast<Py_ssize_t *>(PyMem_Malloc(sizeof(Py_ssize_t) * (size_t) (2 * nd + 1)));
+    if (!dims) { PyErr_NoMemory(); return -1; }
+    Py_ssize_t len = item;
+    for (Py_ssize_t i = 0; i < nd; ++i) {
+        dims[i] = (Py_ssize_t) t.shape[i];
+        dims[nd + i] = (Py_ssize_t) t.strides[i] * item;
+        len *= dims[i];
+    }
+    view->buf = (char *) t.data + t.byte_offset;
+    view->obj = Py_NewRef(self);
+    view->len = len;
+    view->itemsize = item;
+    view->readonly = h->read_only();
+    view->ndim = (int) nd;
+    view->format = (flags & PyBUF_FORMAT) ? const_cast<char *>(format) : nullptr;
+    view->shape = dims;
+    view->strides = dims + nd;
+    view->suboffsets = nullptr;
+    view->internal = dims;
+    return 0;
+}
+
+inline void exported_releasebuffer(PyObject *, Py_buffer *view) noexcept { PyMem_Free(view->internal); }
+
 /// The type, created once per extension module.
 inline PyTypeObject *exported_type() noexcept {
     static PyTypeObject *type = nullptr;
@@ -143,6 +191,10 @@ inline PyTypeObject *exported_type() noexcept {
          "(DLPack device type, device id)."},
         {nullptr, nullptr, 0, nullptr}};
     static PyType_Slot slots[] = {{Py_tp_dealloc, (void *) exported_dealloc},
+#if PY_VERSION_HEX >= 0x03090000
+                                  {Py_bf_getbuffer, (void *) exported_getbuffer},
+                                  {Py_bf_releasebuffer, (void *) exported_releasebuffer},
+#endif
                                   {Py_tp_methods, methods},
                                   {Py_tp_doc, (void *) "A tensor returned by a dltensor binding: pass it to "
                                                        "any DLPack consumer (numpy.from_dlpack, ...)."},
@@ -195,7 +247,19 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
         case fw_numpy: {
             PyObject *obj = make_exported(h);
             if (!obj) return nullptr;
-            PyObject *arr = detail::call_function("numpy", "from_dlpack", obj);
+            // CPU: numpy.asarray reads the buffer protocol (cheaper); else numpy.from_dlpack.
+            static PyObject *asarray = nullptr, *from_dlpack = nullptr;
+            if (!asarray) {
+                PyObject *np = PyImport_ImportModule("numpy");
+                if (np) {
+                    asarray = PyObject_GetAttrString(np, "asarray");        // kept for the process
+                    from_dlpack = PyObject_GetAttrString(np, "from_dlpack");
+                    Py_DECREF(np);
+                }
+                if (!asarray || !from_dlpack) { Py_CLEAR(asarray); Py_CLEAR(from_dlpack); Py_DECREF(obj); return nullptr; }
+            }
+            const bool buffer = t.device.device_type == dlpack::cpu && t.dtype.code != dlpack::bfloat_;
+            PyObject *arr = PyObject_CallOneArg(buffer ? asarray : from_dlpack, obj);
             Py_DECREF(obj);
             return arr && copy ? detail::call_method0(arr, "copy") : arr;
         }
