@@ -21,6 +21,7 @@
 #endif
 #include <Python.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "dlpack.h"
@@ -561,6 +562,36 @@ inline mismatch import_dlpack_or_buffer(PyObject *src, PyObject *dlpack_attr, bo
 }
 
 } // namespace detail
+
+/// Allocates an uninitialized tensor with PyTorch's allocator (the exchange API's
+/// `managed_tensor_allocator`; on CUDA its caching allocator), for `dltensor<...>::empty()` on every
+/// backend. On success fills `out` (view, owner capsule as a new reference, the device's current stream)
+/// and returns 0. Returns 1 (nothing set) when `ndim` differs from `expected_ndim` (-1: any) or exceeds
+/// max_ndim, and -1 with a Python error set when allocation fails.
+inline int allocate_framework_tensor(dlpack::DataType dtype, const size_t *shape, size_t ndim,
+                                     int32_t expected_ndim, dlpack::Device device, imported &out) noexcept {
+    if ((expected_ndim >= 0 && ndim != (size_t) expected_ndim) || ndim > (size_t) dlpack::max_ndim) return 1;
+    for (size_t i = 0; i < ndim; ++i) {
+        if (shape[i] > (size_t) INT64_MAX) return 1;
+        out.shape[i] = (int64_t) shape[i];
+    }
+    const dlpack::ExchangeAPI *api = torch_exchange_api();
+    dlpack::ManagedTensorVersioned *mt = allocate(api, dtype, (int32_t) ndim, out.shape, device);
+    if (!mt) return -1;
+    out.owner = PyCapsule_New(mt, detail::owner_name_versioned, detail::release_owner_versioned);
+    if (!out.owner) {
+        if (mt->deleter) mt->deleter(mt);
+        return -1;
+    }
+    out.tensor = mt->dl_tensor;
+    out.stream = nullptr;
+    if (out.tensor.device.device_type != dlpack::cpu &&
+        api->current_work_stream(out.tensor.device.device_type, out.tensor.device.device_id, &out.stream) != 0) {
+        Py_CLEAR(out.owner);
+        return -1;
+    }
+    return 0;
+}
 
 /// Imports `src` for a parameter with requirements `r`. On success fills `out` (the caller owns
 /// `out.owner`) and returns true; otherwise returns false with no Python error set and nothing consumed.

@@ -323,35 +323,20 @@ dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, 
     static_assert(std::is_same_v<typename Config::Framework, pytorch>,
                   "dltensor::empty() allocates through the framework's DLPack exchange API: annotate py::pytorch");
     static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "dltensor::empty() needs a dtype annotation");
-    const size_t ndim = shape.size();
-    if ((Config::N >= 0 && ndim != (size_t) Config::N) || ndim > (size_t) dlt::dlpack::max_ndim)
-        throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
-    int64_t dims[dlt::dlpack::max_ndim + 1];
-    size_t i = 0;
-    for (size_t e : shape) {
-        if (e > (size_t) INT64_MAX) throw std::invalid_argument("dltensor::empty(): extent too large");
-        dims[i++] = (int64_t) e;
-    }
     const int32_t device_type = base::DeviceType ? base::DeviceType : (int32_t) dlt::dlpack::cpu;
-    const dlt::dlpack::ExchangeAPI *api = dlt::torch_exchange_api();
-    dlt::dlpack::ManagedTensorVersioned *mt =
-        dlt::allocate(api, dlt::dtype_of<Scalar>(), (int32_t) ndim, dims, {device_type, (int32_t) device_id});
-    if (!mt) throw python_error();
-    object owner = steal(PyCapsule_New(mt, dlt::detail::owner_name_versioned,
-                                       dlt::detail::release_owner_versioned));
-    if (!owner.is_valid()) {
-        if (mt->deleter) mt->deleter(mt);
-        throw python_error();
-    }
-    const dlt::dlpack::Tensor &t = mt->dl_tensor;
+    dlt::imported im;
+    int rc = dlt::allocate_framework_tensor(dlt::dtype_of<Scalar>(), shape.begin(), shape.size(), Config::N,
+                                            {device_type, (int32_t) device_id}, im);
+    if (rc > 0) throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
+    if (rc < 0) throw python_error();
+    object owner = steal(im.owner);
+    const dlt::dlpack::Tensor &t = im.tensor;
     size_t extents[dlt::dlpack::max_ndim + 1];
-    for (i = 0; i < ndim; ++i) extents[i] = (size_t) t.shape[i];
-    dltensor result((VoidPtr) t.data, ndim, extents, owner, t.strides,
+    for (size_t i = 0; i < shape.size(); ++i) extents[i] = (size_t) t.shape[i];
+    dltensor result((VoidPtr) t.data, shape.size(), extents, owner, t.strides,
                     dlpack::dtype{t.dtype.code, t.dtype.bits, t.dtype.lanes}, t.device.device_type,
                     t.device.device_id, 'C', t.byte_offset);
-    if (t.device.device_type != dlt::dlpack::cpu &&
-        api->current_work_stream(t.device.device_type, t.device.device_id, &result.m_stream) != 0)
-        throw python_error();
+    result.m_stream = im.stream;
     return result;
 }
 

@@ -315,29 +315,14 @@ dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, 
     static_assert(std::is_same_v<typename Config::Framework, dlt::tags::pytorch>,
                   "dltensor::empty() allocates through the framework's DLPack exchange API: annotate py::pytorch");
     static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "dltensor::empty() needs a dtype annotation");
-    const size_t nd = shape.size();
-    if ((Config::N >= 0 && nd != (size_t) Config::N) || nd > (size_t) dlt::dlpack::max_ndim)
-        throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
-    int64_t dims[dlt::dlpack::max_ndim + 1];
-    size_t i = 0;
-    for (size_t e : shape) dims[i++] = (int64_t) e;
     const int32_t device_type = DeviceType ? DeviceType : (int32_t) dlt::dlpack::cpu;
-    const dlt::dlpack::ExchangeAPI *api = dlt::torch_exchange_api();
-    dlt::dlpack::ManagedTensorVersioned *mt =
-        dlt::allocate(api, dlt::dtype_of<Scalar>(), (int32_t) nd, dims, {device_type, (int32_t) device_id});
-    if (!mt) throw error_already_set();
-    object owner = reinterpret_steal<object>(
-        PyCapsule_New(mt, dlt::detail::owner_name_versioned, dlt::detail::release_owner_versioned));
-    if (!owner) {
-        if (mt->deleter) mt->deleter(mt);
-        throw error_already_set();
-    }
-    void *stream = nullptr;
-    const dlt::dlpack::Tensor &t = mt->dl_tensor;
-    if (t.device.device_type != dlt::dlpack::cpu &&
-        api->current_work_stream(t.device.device_type, t.device.device_id, &stream) != 0)
-        throw error_already_set();
-    dlt::tensor_handle *h = dlt::tensor_handle::create(t, owner.ptr(), ReadOnly, stream);
+    dlt::imported im;
+    int rc = dlt::allocate_framework_tensor(dlt::dtype_of<Scalar>(), shape.begin(), shape.size(), Config::N,
+                                            {device_type, (int32_t) device_id}, im);
+    if (rc > 0) throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
+    if (rc < 0) throw error_already_set();
+    object owner = reinterpret_steal<object>(im.owner);
+    dlt::tensor_handle *h = dlt::tensor_handle::create(im.tensor, owner.ptr(), ReadOnly, im.stream);
     if (!h) throw error_already_set();
     return dltensor(h, true);
 }
