@@ -41,13 +41,18 @@ def test_command_line_rejects_no_flag():
     assert subprocess.run([sys.executable, "-m", "dltensor"], capture_output=True).returncode != 0
 
 
-def test_downstream_project_builds_and_behaves():
-    build = cmake_build(HERE / "downstream", BUILD_ROOT / "downstream")
-    sys.path.insert(0, str(build))
+@pytest.fixture(scope="module")
+def downstream_build():
+    return cmake_build(HERE / "downstream", BUILD_ROOT / "downstream")
+
+
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_downstream_project_builds_and_behaves(downstream_build, backend):
+    sys.path.insert(0, str(downstream_build))
     try:
-        ext = importlib.import_module("downstream_ext")
+        ext = importlib.import_module(f"downstream_ext_{backend}")
     finally:
-        sys.path.remove(str(build))
+        sys.path.remove(str(downstream_build))
     pts = [[1, 2, 2], [0, 3, 4]]
     for x in (np.array(pts, np.float32), torch.tensor(pts), jnp.array(pts, jnp.float32)):
         r = ext.norms(x)

@@ -1,8 +1,18 @@
-// An extension as a user writes it from the contract: include, alias, annotate, return.
-#include <dltensor/nanobind.h>
+// An extension as a user writes it from the contract alone: include, alias, annotate, return. The same
+// source builds on either backend; only the include, the alias and the module macro switch.
+#if defined(DOWNSTREAM_PYBIND11)
+#  include <dltensor/pybind11.h>
+namespace py = pybind11;
+#  define DOWNSTREAM_MODULE(name, m) PYBIND11_MODULE(name, m)
+#  define DOWNSTREAM_NAME downstream_ext_pybind11
+#else
+#  include <dltensor/nanobind.h>
 namespace py = nanobind;
+#  define DOWNSTREAM_MODULE(name, m) NB_MODULE(name, m)
+#  define DOWNSTREAM_NAME downstream_ext_nanobind
+#endif
 
-NB_MODULE(downstream_ext, m) {
+DOWNSTREAM_MODULE(DOWNSTREAM_NAME, m) {
     m.def("norms", [](py::dltensor<py::shape<-1, 3>, const float, py::device::cpu, py::c_contig> pts) {
         using Out = py::dltensor<py::numpy, float, py::ndim<1>>;
         size_t n = pts.shape(0);
