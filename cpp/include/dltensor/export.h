@@ -26,7 +26,7 @@ template <typename Managed> struct exported_tensor {
     Managed mt;  // first: the deleter casts back
     tensor_handle *handle;
 
-    static Managed *create(tensor_handle *h, bool versioned) noexcept {
+    static Managed *create(tensor_handle *h) noexcept {
         auto *e = new (std::nothrow) exported_tensor();
         if (!e) { PyErr_NoMemory(); return nullptr; }
         h->inc_ref();
@@ -39,7 +39,6 @@ template <typename Managed> struct exported_tensor {
             delete x;
         };
         if constexpr (std::is_same_v<Managed, dlpack::ManagedTensorVersioned>) {
-            (void) versioned;
             e->mt.version = {dlpack::major_version, dlpack::minor_version};
             e->mt.flags = h->read_only() ? dlpack::flag_read_only : 0;
         }
@@ -62,21 +61,21 @@ inline void exported_capsule_destructor(PyObject *capsule) noexcept {
 
 } // namespace detail
 
+namespace detail {
+template <typename Managed> PyObject *capsule_of(tensor_handle *h, const char *name) noexcept {
+    Managed *mt = exported_tensor<Managed>::create(h);
+    if (!mt) return nullptr;
+    PyObject *c = PyCapsule_New(mt, name, exported_capsule_destructor);
+    if (!c) mt->deleter(mt);
+    return c;
+}
+} // namespace detail
+
 /// A DLPack capsule of the handle ("dltensor_versioned" or "dltensor"). New reference, or NULL with an
 /// error set.
 inline PyObject *make_capsule(tensor_handle *h, bool versioned) noexcept {
-    if (versioned) {
-        auto *mt = detail::exported_tensor<dlpack::ManagedTensorVersioned>::create(h, true);
-        if (!mt) return nullptr;
-        PyObject *c = PyCapsule_New(mt, dlpack::capsule_name_versioned, detail::exported_capsule_destructor);
-        if (!c) mt->deleter(mt);
-        return c;
-    }
-    auto *mt = detail::exported_tensor<dlpack::ManagedTensor>::create(h, false);
-    if (!mt) return nullptr;
-    PyObject *c = PyCapsule_New(mt, dlpack::capsule_name, detail::exported_capsule_destructor);
-    if (!c) mt->deleter(mt);
-    return c;
+    return versioned ? detail::capsule_of<dlpack::ManagedTensorVersioned>(h, dlpack::capsule_name_versioned)
+                     : detail::capsule_of<dlpack::ManagedTensor>(h, dlpack::capsule_name);
 }
 
 namespace detail {
@@ -267,7 +266,7 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
             const dlpack::ExchangeAPI *api = exchange_api_enabled() ? torch_exchange_api() : nullptr;
             PyObject *out = nullptr;
             if (api) {
-                auto *mt = detail::exported_tensor<dlpack::ManagedTensorVersioned>::create(h, true);
+                auto *mt = detail::exported_tensor<dlpack::ManagedTensorVersioned>::create(h);
                 if (!mt) return nullptr;
                 void *o = nullptr;
                 if (api->managed_tensor_to_py_object_no_sync(mt, &o) != 0 || !o) return nullptr;  // not freed: see nanobind.h

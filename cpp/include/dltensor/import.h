@@ -347,7 +347,6 @@ inline PyObject *convert_with_producer(PyObject *src, producer kind, bool is_buf
     // __dlpack__ refused to export; resolving it needs no dtype.
     const bool have_dtype = dtype_name(r.dtype.bits ? r.dtype : seen, name);
     if (!have_dtype && kind != producer::torch) return nullptr;
-    if (!have_dtype) std::strcpy(name, "float32");  // placeholder, unused
     const char order = r.order == 'F' ? 'F' : r.order ? 'C' : 'K';
     const char order_str[2] = {order, '\0'};
 
@@ -448,18 +447,19 @@ done:
     return res;
 }
 
-} // namespace detail
-
-namespace detail {
-
 /// PyTorch views whose memory does not hold their values (conjugate/negative bits) are `lazy`: a read-only
 /// parameter gets them materialized (a conversion), a writable one refuses them. A tensor that requires
 /// grad is a read-only source: C++ writes would bypass autograd, and PyTorch forbids them in place.
-/// `check_conj`: also ask for the conjugate bit (only complex tensors can carry it).
-inline mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r,
-                               bool check_conj) noexcept {
+/// `check_conj`: also ask for the conjugate bit (only complex tensors can carry it). `requires_grad`:
+/// where given, receives the tensor's `requires_grad` (asked at most once per call).
+inline mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r, bool check_conj,
+                               bool *requires_grad = nullptr) noexcept {
     if (c.negative(src) || (check_conj && c.conjugate(src))) return mismatch::lazy;
-    if (!r.read_only && c.needs_grad(src)) return mismatch::read_only;
+    if (!r.read_only || requires_grad) {
+        const bool grad = c.needs_grad(src);
+        if (requires_grad) *requires_grad = grad;
+        if (grad && !r.read_only) return mismatch::read_only;
+    }
     return mismatch::none;
 }
 
@@ -536,9 +536,10 @@ inline mismatch import_dlpack_or_buffer(PyObject *src, PyObject *dlpack_attr, bo
     mismatch m = mismatch::invalid;
     PyObject *exporter = src;  // PyTorch refuses __dlpack__ for tensors that require grad: export a detached view
     if (dlpack_attr && info.kind == producer::torch && info.torch.ok()) {
-        m = torch_precheck(src, info.torch, r, true);
+        bool grad = false;
+        m = torch_precheck(src, info.torch, r, true, &grad);
         if (m != mismatch::none) return m;
-        if (info.torch.needs_grad(src)) {
+        if (grad) {
             exporter = call_method(src, "detach", nullptr, 0);
             if (!exporter) return mismatch::invalid;
             dlpack_attr = _PyType_Lookup(Py_TYPE(exporter), py_constants::get().dlpack_method);
