@@ -32,7 +32,7 @@ def load(build, task, flavor):
     """The extension module `<task>_<flavor>` of the examples build."""
     if str(build) not in sys.path:
         sys.path.insert(0, str(build))
-    return importlib.import_module(f"{task}_{flavor}")
+    return importlib.import_module(f"{task}_{flavor}" if flavor else task)
 
 
 def in_framework(fw, a: np.ndarray):
@@ -42,6 +42,18 @@ def in_framework(fw, a: np.ndarray):
 
 def as_numpy(x):
     return np.asarray(x.detach() if isinstance(x, torch.Tensor) else x)
+
+
+# --- README's quickstart ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fw", ["numpy", "torch", "jax"])
+def test_quickstart_norms_of_points_from_any_framework(build, fw):
+    ext = load(build, "quickstart", "")
+    pts = np.array([[1, 2, 2], [0, 3, 4], [0, 0, 0]], np.float32)
+    r = ext.norms(in_framework(fw, pts))
+    assert isinstance(r, np.ndarray) and r.tolist() == [9.0, 25.0, 0.0]
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        ext.norms(np.ones((2, 4), np.float32))  # shape<-1, 3>
 
 
 # --- read a C-contiguous float matrix ---------------------------------------------------------------
@@ -274,6 +286,29 @@ def test_fill_honours_the_byte_offset(build, flavor):
     ext.fill(x[100:], 5.0)  # byte offset into the allocation
     torch.cuda.synchronize()
     assert x[:100].sum().item() == 0 and bool((x[100:] == 5).all())
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the failure without a CUDA device")
+@pytest.mark.parametrize("flavor", DLTENSOR)
+def test_filled_without_a_cuda_device_raises_torchs_error(build, flavor):
+    ext = load(build, "cuda_stream", flavor)
+    with pytest.raises(Exception, match="CUDA") as e:  # PyTorch reports its allocator's failure as MemoryError
+        ext.filled(16, 1.0)
+    assert isinstance(e.value, (MemoryError, RuntimeError))
+
+
+@needs_cuda
+@pytest.mark.parametrize("flavor", DLTENSOR)
+def test_filled_allocates_through_torch_and_fills_on_its_stream(build, flavor):
+    ext = load(build, "cuda_stream", flavor)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(1 << 24)
+        x = ext.filled(1 << 20, 7.0)
+        y = x + 1
+    side.synchronize()
+    assert isinstance(x, torch.Tensor) and x.is_cuda and x.dtype == torch.float32
+    assert bool((y == 8).all())
 
 
 # --- overload by dtype -------------------------------------------------------------------------------

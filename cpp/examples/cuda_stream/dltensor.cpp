@@ -13,4 +13,14 @@ DLTENSOR_EXAMPLE_MODULE(cuda_stream, m) {
         cuda_driver::fill_async(x.data(), x.size(), value, x.stream());
     });
     // end snippet
+
+    // snippet: empty
+    // A new tensor from PyTorch's own allocator (its caching allocator on CUDA), filled on its stream.
+    using Out = py::dltensor<py::pytorch, float, py::ndim<1>, py::device::cuda>;
+    m.def("filled", [](size_t n, float value) {
+        Out out = Out::empty({n});
+        cuda_driver::fill_async(out.data(), n, value, out.stream());
+        return out;
+    });
+    // end snippet
 }

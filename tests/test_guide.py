@@ -1,0 +1,153 @@
+"""docs/migration.md and README.md quote their code: every fenced block follows a marker
+
+    <!-- snippet: <path> [<name>] -->
+
+naming the file, and within it the lines between `// snippet: <name>` (or `# snippet: <name>`) and
+`// end snippet`; no name quotes the whole file. These tests fail when a quote drifts from its source, so
+the guide shows code that CI compiles and runs (tests/test_examples.py).
+
+    python tests/test_guide.py --write    # rewrite every quoted block from its source
+"""
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GUIDE = ROOT / "docs" / "migration.md"
+README = ROOT / "README.md"
+EXAMPLES = ROOT / "cpp" / "examples"
+
+MARKER = re.compile(r"^(?P<indent>[ \t]*)<!-- snippet: (?P<path>\S+)(?: (?P<name>\S+))? -->$")
+FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>\S*)$")
+SOURCE_MARK = re.compile(r"^\s*(?://|#) (?:snippet: (?P<name>\S+)|end snippet)\s*$")
+
+
+def source_snippets(path: Path) -> dict:
+    """{name: dedented text} of a source file's marked snippets."""
+    out, name, lines = {}, None, []
+    for line in path.read_text().splitlines():
+        m = SOURCE_MARK.match(line)
+        if m and m.group("name"):
+            assert name is None, f"{path}: snippet {m.group('name')!r} opens inside {name!r}"
+            name, lines = m.group("name"), []
+        elif m:
+            assert name is not None, f"{path}: 'end snippet' without a start"
+            assert name not in out, f"{path}: snippet {name!r} defined twice"
+            out[name] = textwrap.dedent("\n".join(lines)).strip("\n")
+            name = None
+        elif name is not None:
+            lines.append(line)
+    assert name is None, f"{path}: snippet {name!r} never ends"
+    return out
+
+
+def quoted_text(path: str, name) -> str:
+    file = ROOT / path
+    if name is None:
+        return file.read_text().strip("\n")
+    snippets = source_snippets(file)
+    assert name in snippets, f"{path} has no snippet {name!r} (it has {sorted(snippets)})"
+    return snippets[name]
+
+
+def blocks(doc: Path):
+    """(line number, fence language, marker match or None, block text) for every fenced block."""
+    lines = doc.read_text().splitlines()
+    i = 0
+    while i < len(lines):
+        f = FENCE.match(lines[i])
+        if not f:
+            i += 1
+            continue
+        indent, start = f.group("indent"), i
+        i += 1
+        body = []
+        while not (lines[i].strip() == "```" and lines[i].startswith(indent)):
+            body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i].lstrip())
+            i += 1
+        marker = MARKER.match(lines[start - 1]) if start else None
+        yield start + 1, f.group("lang") or "(none)", marker, "\n".join(body)
+        i += 1
+
+
+def quotes(doc: Path):
+    return [(line, m.group("path"), m.group("name"), text) for line, _, m, text in blocks(doc) if m]
+
+
+UNQUOTED_LANGUAGES = {"sh", "text"}  # commands and output; code blocks are all quoted
+
+
+@pytest.mark.parametrize("doc", [GUIDE, README], ids=lambda p: p.name)
+def test_every_code_block_is_quoted_from_a_source(doc):
+    unquoted = [f"{doc.name}:{line} ({lang})" for line, lang, m, _ in blocks(doc)
+                if m is None and lang not in UNQUOTED_LANGUAGES]
+    assert not unquoted, f"code blocks without a <!-- snippet: --> marker: {unquoted}"
+
+
+@pytest.mark.parametrize("line, path, name, text", quotes(GUIDE) + quotes(README),
+                         ids=lambda v: str(v) if isinstance(v, int) else None)
+def test_quote_matches_its_source(line, path, name, text):
+    assert text == quoted_text(path, name), f"quote at line {line} differs from {path} {name or ''}"
+
+
+def test_every_example_snippet_is_quoted_in_the_guide():
+    quoted = {(path, name) for _, path, name, _ in quotes(GUIDE)}
+    sources = sorted(EXAMPLES.rglob("*.cpp")) + [ROOT / "tests" / "test_examples.py"]
+    missing = [f"{p.relative_to(ROOT)} {n}" for p in sources for n in source_snippets(p)
+               if (str(p.relative_to(ROOT)), n) not in quoted]
+    assert not missing, f"snippets the guide does not show: {missing}"
+
+
+def test_guide_covers_every_example_task():
+    text = GUIDE.read_text()
+    for task in sorted(d.name for d in EXAMPLES.iterdir() if d.is_dir()):
+        assert f"cpp/examples/{task}/" in text, f"the guide never quotes cpp/examples/{task}"
+
+
+@pytest.mark.parametrize("doc", [GUIDE, README], ids=lambda p: p.name)
+def test_relative_links_resolve(doc):
+    prose = re.sub(r"```.*?```|`[^`\n]*`", "", doc.read_text(), flags=re.S)  # links live outside code
+    for target in re.findall(r"\]\((?!https?:|#)([^)#\s]+)", prose):
+        if not (doc.parent / target).resolve().is_relative_to(ROOT):
+            continue  # outside the repository (../shared/API.md): not in a clean checkout
+        assert (doc.parent / target).exists(), f"{doc.name} links to a missing {target}"
+
+
+def test_readme_links_the_guide_and_shows_the_quickstart():
+    text = README.read_text()
+    assert "(docs/migration.md)" in text
+    assert any(path == "cpp/examples/quickstart.cpp" for _, path, _, _ in quotes(README))
+
+
+def write(doc: Path) -> bool:
+    """Rewrites every quoted block of `doc` from its source; True when something changed."""
+    lines = doc.read_text().splitlines()
+    out, i = [], 0
+    while i < len(lines):
+        out.append(lines[i])
+        m = MARKER.match(lines[i])
+        if m and i + 1 < len(lines) and FENCE.match(lines[i + 1]):
+            indent = m.group("indent")
+            out.append(lines[i + 1])
+            j = i + 2
+            while lines[j].strip() != "```":
+                j += 1
+            text = quoted_text(m.group("path"), m.group("name"))
+            out.extend((indent + l).rstrip() for l in text.splitlines())
+            out.append(lines[j])
+            i = j
+        i += 1
+    new = "\n".join(out) + "\n"
+    changed = new != doc.read_text()
+    doc.write_text(new)
+    return changed
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit(__doc__)
+    for d in (GUIDE, README):
+        print(f"{d.relative_to(ROOT)}: {'rewritten' if write(d) else 'up to date'}")
