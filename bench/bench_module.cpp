@@ -43,6 +43,7 @@ template <template <typename...> class Array, typename Framework> void def_retur
 NB_MODULE(dltensor_bench, m) {
     m.def("floor_0", [] { return 0.f; });
     m.def("floor_1", [](nb::handle) { return 0.f; });
+    m.def("floor_2", [](nb::handle, nb::handle) { return 0.f; });
     m.def("floor_3", [](nb::handle, nb::handle, nb::handle) { return 0.f; });
     def_args<nb::ndarray<const float, nb::ndim<1>, nb::c_contig>>(m, "nanobind");
     def_args<py::dltensor<const float, py::ndim<1>, py::c_contig>>(m, "dltensor");

@@ -46,6 +46,7 @@ template <typename Framework> void def_return(py::module_ &m, const char *name) 
 PYBIND11_MODULE(dltensor_bench_pybind11, m) {
     m.def("floor_0", [] { return 0.f; });
     m.def("floor_1", [](py::handle) { return 0.f; });
+    m.def("floor_2", [](py::handle, py::handle) { return 0.f; });
     m.def("floor_3", [](py::handle, py::handle, py::handle) { return 0.f; });
     m.def("array_t_1", [](Array a) { return a.size() ? a.data()[0] : 0.f; });
     m.def("array_t_3", [](Array a, Array b, Array c) {

@@ -1,7 +1,8 @@
 """Benchmark: per-call cost of passing tensors into, and returning them from, a C++ function bound with
 py::dltensor, nanobind's nb::ndarray, pybind11's py::array_t (NumPy only) and apache-tvm-ffi (where
-installed), with bare calls as the floors, all measured side by side in one process. Prints a markdown
-table of medians, and saves it with a PNG plot under bench/results/.
+installed), with bare calls as the floors, all measured side by side in one process; and the migration
+guide's stencil example (cpp/examples/stencil: a 3x3 box blur of a 64x64 float32 image) bound each way.
+Prints a markdown table of medians, and saves it with a PNG plot under bench/results/.
 
     python bench/run.py                   # full run
     python bench/run.py --quick           # smoke run (CI): few repeats, numbers are indicative only
@@ -29,9 +30,16 @@ float tvm_3(TensorView a, TensorView b, TensorView c) { return tvm_1(a) + tvm_1(
 """
 
 
+STENCIL_FLAVORS = {"nb::ndarray": "stencil_ndarray", "py::dltensor": "stencil_dltensor_nanobind",
+                   "py::array_t": "stencil_array_t", "py::dltensor (pybind11)": "stencil_dltensor_pybind11"}
+
+
 def load_modules():
     build = cmake_build(HERE, HERE / ".build")
     sys.path.insert(0, str(build))
+    examples = cmake_build(HERE.parent / "cpp" / "examples", HERE / ".build" / "examples",
+                           targets=list(STENCIL_FLAVORS.values()))
+    sys.path.insert(0, str(examples))
     nb = importlib.import_module("dltensor_bench")
     try:
         pb = importlib.import_module("dltensor_bench_pybind11")
@@ -75,6 +83,27 @@ COLUMNS = ["floor", "nb::ndarray", "py::dltensor", "pybind11 floor", "py::array_
            "py::dltensor (pybind11)", "tvm-ffi floor", "tvm-ffi"]
 
 
+def measure_stencil(nb, number, repeat):
+    """Rows for the stencil example: box_blur_into(src, dst) on a (1, 64, 64) float32 image."""
+    import numpy as np
+    rows = []
+    mods = {col: importlib.import_module(name) for col, name in STENCIL_FLAVORS.items()}
+    src = np.random.default_rng(0).standard_normal((1, 64, 64)).astype(np.float32)
+    inputs = {"numpy": (src, np.empty_like(src))}
+    if "pytorch" in frameworks():
+        import torch
+        inputs["pytorch"] = (torch.from_numpy(src.copy()), torch.empty(1, 64, 64))
+    for fw, (x, y) in inputs.items():
+        env = {"nb": nb, "x": x, "y": y, **{f"m{i}": m for i, m in enumerate(mods.values())}}
+        row = {"floor": per_call_ns("nb.floor_2(x, y)", env, number, repeat)}
+        for i, col in enumerate(mods):
+            if col == "py::array_t" and fw != "numpy":
+                continue  # NumPy arrays only
+            row[col] = per_call_ns(f"m{i}.box_blur_into(x, y)", env, number, repeat)
+        rows.append((f"stencil 64x64, {fw}", row))
+    return rows
+
+
 def measure(nb, pb, tvm, number, repeat):
     """Rows of (case, {column: ns}); a column missing from a row does not apply to it."""
     rows = []
@@ -114,7 +143,7 @@ def measure(nb, pb, tvm, number, repeat):
                 row["py::array_t"] = per_call_ns("pb.array_t_ret_numpy(16)", env, number // 4, repeat)
             row["py::dltensor (pybind11)"] = per_call_ns(f"pb.dltensor_ret_{fw}(16)", env, number // 4, repeat)
         rows.append((f"{fw}: return", row))
-    return rows
+    return rows + measure_stencil(nb, max(number // 20, 100), repeat)
 
 
 def markdown(rows, header):

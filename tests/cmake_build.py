@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 
-def cmake_build(source: Path, build: Path, extra_defs=()) -> Path:
-    """Configures and builds a CMake project against the installed dltensor; returns the build dir."""
+def cmake_build(source: Path, build: Path, extra_defs=(), targets=()) -> Path:
+    """Configures and builds a CMake project (all of it, or `targets`) against the installed dltensor;
+    returns the build dir."""
     import dltensor
     import nanobind
 
@@ -24,7 +25,8 @@ def cmake_build(source: Path, build: Path, extra_defs=()) -> Path:
     ]
     gen = ["-G", "Ninja"] if _has_ninja() else []
     run([sys.executable, "-m", "cmake", "-S", str(source), "-B", str(build), *gen, *defs])
-    run([sys.executable, "-m", "cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 2)])
+    run([sys.executable, "-m", "cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 2),
+         *(["--target", *targets] if targets else [])])
     return build
 
 

@@ -50,8 +50,10 @@ inline void check_blur_operands(const image_stack<const float> &src, const image
 }
 
 /// dst(b, i, j) = the mean of src(b, i + di, j + dj) over di, dj in {-1, 0, 1}, with indices clamped to
-/// the image (the edge pixels repeat). `dst` has `src`'s shape and does not overlap it.
-inline void box_blur_3x3(const image_stack<const float> &src, const image_stack<float> &dst) {
+/// the image (the edge pixels repeat). `dst` has `src`'s shape and does not overlap it. Kept out of line
+/// so that every binding runs the same machine code (inlined, it vectorized differently per module, by
+/// up to 25%, which the benchmark would have charged to the bindings).
+[[gnu::noinline]] inline void box_blur_3x3(const image_stack<const float> &src, const image_stack<float> &dst) {
     const int64_t n = src.shape[0], h = src.shape[1], w = src.shape[2];
     for (int64_t b = 0; b < n; ++b)
         for (int64_t i = 0; i < h; ++i) {
