@@ -37,7 +37,8 @@ STENCIL_FLAVORS = {"nb::ndarray": "stencil_ndarray", "py::dltensor": "stencil_dl
 def load_modules():
     build = cmake_build(HERE, HERE / ".build")
     sys.path.insert(0, str(build))
-    examples = cmake_build(HERE.parent / "cpp" / "examples", HERE / ".build" / "examples",
+    # The tests' build of the examples (same configuration): after a test run nothing is left to build.
+    examples = cmake_build(HERE.parent / "cpp" / "examples", HERE.parent / "tests" / ".build" / "examples",
                            targets=list(STENCIL_FLAVORS.values()))
     sys.path.insert(0, str(examples))
     nb = importlib.import_module("dltensor_bench")
