@@ -90,6 +90,17 @@ def test_frobenius_rejects_non_matrices_with_a_type_error_naming_the_annotations
             ext.frobenius(bad)
 
 
+@pytest.mark.parametrize("flavor", ON_DLPACK)
+def test_a_raw_capsule_is_consumed_once(build, flavor):
+    ext = load(build, "read_matrix", flavor)
+    # snippet: capsule
+    capsule = np.full((2, 2), 2.0, np.float32).__dlpack__()
+    assert ext.frobenius(capsule) == 4.0  # takes the capsule (renamed "used_dltensor")
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        ext.frobenius(capsule)  # a second use is refused, never a double free
+    # end snippet
+
+
 def test_array_t_checks_ndim_at_run_time_and_casts_complex_to_real(build):
     ext = load(build, "read_matrix", "array_t")
     # snippet: array_t_errors
