@@ -53,24 +53,27 @@ def quoted_text(path: str, name) -> str:
     return snippets[name]
 
 
-def blocks(doc: Path):
-    """(line number, fence language, marker match or None, block text) for every fenced block."""
-    lines = doc.read_text().splitlines()
+def fences(lines):
+    """(opening index, closing index, language, indent, marker match or None) of every fenced block."""
     i = 0
     while i < len(lines):
         f = FENCE.match(lines[i])
-        if not f:
+        if f:
+            indent, start = f.group("indent"), i
             i += 1
-            continue
-        indent, start = f.group("indent"), i
+            while not (lines[i].strip() == "```" and lines[i].startswith(indent)):
+                i += 1
+            marker = MARKER.match(lines[start - 1]) if start else None
+            yield start, i, f.group("lang") or "(none)", indent, marker
         i += 1
-        body = []
-        while not (lines[i].strip() == "```" and lines[i].startswith(indent)):
-            body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i].lstrip())
-            i += 1
-        marker = MARKER.match(lines[start - 1]) if start else None
-        yield start + 1, f.group("lang") or "(none)", marker, "\n".join(body)
-        i += 1
+
+
+def blocks(doc: Path):
+    """(line number, fence language, marker match or None, block text) for every fenced block."""
+    lines = doc.read_text().splitlines()
+    for start, end, lang, indent, marker in fences(lines):
+        body = [l[len(indent):] if l.startswith(indent) else l.lstrip() for l in lines[start + 1:end]]
+        yield start + 1, lang, marker, "\n".join(body)
 
 
 def quotes(doc: Path):
@@ -124,26 +127,15 @@ def test_readme_links_the_guide_and_shows_the_quickstart():
 
 def write(doc: Path) -> bool:
     """Rewrites every quoted block of `doc` from its source; True when something changed."""
-    lines = doc.read_text().splitlines()
-    out, i = [], 0
-    while i < len(lines):
-        out.append(lines[i])
-        m = MARKER.match(lines[i])
-        if m and i + 1 < len(lines) and FENCE.match(lines[i + 1]):
-            indent = m.group("indent")
-            out.append(lines[i + 1])
-            j = i + 2
-            while lines[j].strip() != "```":
-                j += 1
-            text = quoted_text(m.group("path"), m.group("name"))
-            out.extend((indent + l).rstrip() for l in text.splitlines())
-            out.append(lines[j])
-            i = j
-        i += 1
-    new = "\n".join(out) + "\n"
-    changed = new != doc.read_text()
+    old = doc.read_text()
+    lines = old.splitlines()
+    for start, end, _, indent, marker in reversed(list(fences(lines))):  # from the end: indices stay valid
+        if marker:
+            text = quoted_text(marker.group("path"), marker.group("name"))
+            lines[start + 1:end] = [(indent + l).rstrip() for l in text.splitlines()]
+    new = "\n".join(lines) + "\n"
     doc.write_text(new)
-    return changed
+    return new != old
 
 
 if __name__ == "__main__":
