@@ -1,0 +1,122 @@
+"""The documentation holds in a clean checkout: every relative link in README.md and docs/*.md names a
+file inside the repository (and, with a #fragment, a heading of that file), the reference names every
+annotation tag the headers define, and nothing in the repository points at the contract that lives
+outside it."""
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+REFERENCE = ROOT / "docs" / "reference.md"
+HEADERS = ROOT / "cpp" / "include" / "dltensor"
+
+LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+EXTERNAL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")  # https:, mailto:, ...
+
+
+def without_fences(text: str) -> str:
+    return re.sub(r"^([ \t]*)```.*?^\1```[ \t]*$", "", text, flags=re.S | re.M)
+
+
+def prose(text: str) -> str:
+    """The text outside fenced code blocks and inline code spans (where links are not links)."""
+    return re.sub(r"`[^`\n]*`", "", without_fences(text))
+
+
+def links(doc: Path):
+    return LINK.findall(prose(doc.read_text()))
+
+
+def anchors(doc: Path) -> set:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered."""
+    seen, out = {}, set()
+    for line in without_fences(doc.read_text()).splitlines():
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        heading = re.sub(r"`", "", m.group(1)).strip().lower()
+        slug = re.sub(r"[^\w\- ]", "", heading).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def test_the_documents_are_found():
+    names = {d.relative_to(ROOT).as_posix() for d in DOCS}
+    assert {"README.md", "docs/reference.md", "docs/migration.md"} <= names
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_relative_links_resolve_inside_the_repository(doc):
+    bad = []
+    for target in links(doc):
+        if EXTERNAL.match(target):
+            continue
+        path, _, fragment = target.partition("#")
+        file = (doc.parent / path).resolve() if path else doc
+        if not file.is_relative_to(ROOT):
+            bad.append(f"{target}: outside the repository")
+        elif not file.exists():
+            bad.append(f"{target}: no such file")
+        elif fragment and file.suffix == ".md" and fragment not in anchors(file):
+            bad.append(f"{target}: no heading #{fragment} in {file.relative_to(ROOT).as_posix()}")
+    assert not bad, f"{doc.relative_to(ROOT).as_posix()}: {bad}"
+
+
+def test_readme_links_the_reference_and_the_guide():
+    targets = links(ROOT / "README.md")
+    assert "docs/reference.md" in targets and "docs/migration.md" in targets
+
+
+def tracked_text_files():
+    """Files git tracks, plus new files it does not ignore; None outside a git checkout."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             cwd=ROOT, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    for name in filter(None, out.decode().split("\0")):
+        path = ROOT / name
+        if not path.is_file():
+            continue  # deleted in the working tree
+        data = path.read_bytes()
+        if b"\0" in data[:8192]:
+            continue  # binary
+        yield name, data.decode("utf-8", errors="replace")
+
+
+def test_nothing_points_at_the_contract_outside_the_repository():
+    files = tracked_text_files()
+    if files is None:
+        pytest.skip("not a git checkout")
+    needle = "shared/" + "API.md"  # spelled in two pieces so that this file does not match itself
+    hits = [f"{name}:{n}" for name, text in files
+            for n, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert not hits, f"mentions of {needle} (the reference is docs/reference.md): {hits}"
+
+
+def tags(macro: str) -> list:
+    names = re.findall(rf"{macro}\((\w+),", (HEADERS / "annotations.h").read_text())
+    return [n for n in names if n != "Name"]  # the macro's own definition
+
+
+@pytest.mark.parametrize("name", ["shape", "ndim", "ro", "c_contig", "f_contig", "any_contig", "float16",
+                                  "bfloat16", *tags("DLTENSOR_DEVICE"), *tags("DLTENSOR_FRAMEWORK")])
+def test_reference_names_every_annotation(name):
+    assert re.search(rf"`[^`]*\b{name}\b[^`]*`", REFERENCE.read_text()), f"docs/reference.md never names {name}"
+
+
+@pytest.mark.parametrize("name", ["exchange_api_enabled", "empty", "cast", "stream", "view", "include_dir",
+                                  "cmake_dir", "reference_internal", "noconvert"])
+def test_reference_names_the_api(name):
+    assert name in REFERENCE.read_text()
+
+
+def test_readme_layout_lists_every_header():
+    readme = (ROOT / "README.md").read_text()
+    missing = [h.name for h in sorted(HEADERS.glob("*.h")) if f"`cpp/include/dltensor/{h.name}`" not in readme]
+    assert not missing, f"README's layout table misses {missing}"
