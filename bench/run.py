@@ -2,11 +2,17 @@
 py::dltensor, nanobind's nb::ndarray, pybind11's py::array_t (NumPy only) and apache-tvm-ffi (where
 installed), with bare calls as the floors, all measured side by side in one process; and the migration
 guide's stencil example (cpp/examples/stencil: a 3x3 box blur of a 64x64 float32 image) bound each way.
-Prints a markdown table of medians, and saves it with a PNG plot under bench/results/.
+Prints a markdown table of medians and saves it, with a PNG plot, under bench/results/.
 
-    python bench/run.py                   # full run
-    python bench/run.py --quick           # smoke run (CI): few repeats, numbers are indicative only
-    python bench/run.py --update-readme   # also write the table into README.md
+    python bench/run.py                   # full run: bench/results/run.{md,png} (not tracked by git)
+    python bench/run.py --quick           # smoke run (CI): few repeats, numbers are indicative only;
+                                          # bench/results/quick.{md,png} (not tracked)
+    python bench/run.py --record          # full run, recorded: rewrites the tracked bench/results/latest.*
+    python bench/run.py --update-readme   # --record, and the table in README.md
+
+The floor of a row is the same call into an empty function of the same binding library that takes the
+same arguments as plain objects (returns: no argument, returning a float): what the call costs before
+any tensor work. Progress (builds, one line per row) goes to stderr; the table to stdout.
 """
 import argparse
 import importlib
@@ -34,6 +40,10 @@ STENCIL_FLAVORS = {"nb::ndarray": "stencil_ndarray", "py::dltensor": "stencil_dl
                    "py::array_t": "stencil_array_t", "py::dltensor (pybind11)": "stencil_dltensor_pybind11"}
 
 
+def progress(line):
+    print(line, file=sys.stderr, flush=True)
+
+
 def load_modules():
     build = cmake_build(HERE, HERE / ".build")
     sys.path.insert(0, str(build))
@@ -48,6 +58,7 @@ def load_modules():
         pb = None
     try:
         import tvm_ffi.cpp
+        progress("[bench] building the apache-tvm-ffi module (cached after the first run) ...")
         tvm = tvm_ffi.cpp.load_inline("dltensor_bench_tvm", cpp_sources=TVM_SOURCE,
                                       functions=["tvm_floor_0", "tvm_1", "tvm_3"],
                                       build_directory=str(HERE / ".build" / "tvm"))
@@ -84,10 +95,28 @@ COLUMNS = ["floor", "nb::ndarray", "py::dltensor", "pybind11 floor", "py::array_
            "py::dltensor (pybind11)", "tvm-ffi floor", "tvm-ffi"]
 
 
-def measure_stencil(nb, number, repeat):
+class Rows(list):
+    """The table's rows, printing a counter line as each one is measured."""
+
+    def __init__(self, total):
+        super().__init__()
+        self.total, self.start = total, time.monotonic()
+
+    def append(self, row):
+        super().append(row)
+        progress(f"[bench] {len(self)}/{self.total} {row[0]} ({time.monotonic() - self.start:.0f} s)")
+
+
+def row_count():
+    """How many rows measure() produces: two per framework, a return row for each of NumPy, PyTorch and
+    JAX present, and a stencil row for NumPy and one for PyTorch (when present)."""
+    fws = frameworks()
+    return 2 * len(fws) + sum(fw in fws for fw in ("numpy", "pytorch", "jax")) + 1 + ("pytorch" in fws)
+
+
+def measure_stencil(nb, number, repeat, rows):
     """Rows for the stencil example: box_blur_into(src, dst) on a (1, 64, 64) float32 image."""
     import numpy as np
-    rows = []
     mods = {col: importlib.import_module(name) for col, name in STENCIL_FLAVORS.items()}
     src = np.random.default_rng(0).standard_normal((1, 64, 64)).astype(np.float32)
     inputs = {"numpy": (src, np.empty_like(src))}
@@ -107,7 +136,7 @@ def measure_stencil(nb, number, repeat):
 
 def measure(nb, pb, tvm, number, repeat):
     """Rows of (case, {column: ns}); a column missing from a row does not apply to it."""
-    rows = []
+    rows = Rows(row_count())
     for fw, make in frameworks().items():
         x, y, z = make(), make(), make()
         env = {"nb": nb, "pb": pb, "tvm": tvm, "x": x, "y": y, "z": z}
@@ -144,23 +173,38 @@ def measure(nb, pb, tvm, number, repeat):
                 row["py::array_t"] = per_call_ns("pb.array_t_ret_numpy(16)", env, number // 4, repeat)
             row["py::dltensor (pybind11)"] = per_call_ns(f"pb.dltensor_ret_{fw}(16)", env, number // 4, repeat)
         rows.append((f"{fw}: return", row))
-    return rows + measure_stencil(nb, max(number // 20, 100), repeat)
+    return measure_stencil(nb, max(number // 20, 100), repeat, rows)
+
+
+# Ratios a user compares, first: (column, other binding, the py::dltensor flavour on the same library).
+RATIOS = [("vs nb::ndarray", "nb::ndarray", "py::dltensor"),
+          ("vs py::array_t", "py::array_t", "py::dltensor (pybind11)"),
+          ("vs tvm-ffi", "tvm-ffi", "py::dltensor")]
+
+LEGEND = ("*vs X*: X's time divided by py::dltensor's (above 1x: py::dltensor is faster); against "
+          "`py::array_t` the pybind11 backend is compared, the others against the nanobind backend. "
+          "*floor*: the same call into an empty function of the same binding library that takes the "
+          "arguments as plain objects (returns: no argument, returning a float), i.e. the cost of the "
+          "call before any tensor work; *py::dltensor / floor* is the whole call in units of that.")
 
 
 def markdown(rows, header):
     cols = [c for c in COLUMNS if any(c in r for _, r in rows)]
-    lines = [header, "",
-             "| case | " + " | ".join(cols) + " | speed-up of py::dltensor over nb::ndarray | py::dltensor / floor |",
-             "|---|" + "---:|" * (len(cols) + 2)]
+    ratios = [(name, other, ours) for name, other, ours in RATIOS if any(other in r for _, r in rows)]
+    lines = [header, "", LEGEND, "",
+             "| case | " + " | ".join(name for name, _, _ in ratios) + " | " + " | ".join(cols) +
+             " | py::dltensor / floor |",
+             "|---|" + "---:|" * (len(ratios) + len(cols) + 1)]
     for case, r in rows:
+        speedups = [f"{r[other] / r[ours]:.2f}x" if other in r and ours in r else ""
+                    for _, other, ours in ratios]
         cells = [f"{r[c]:.0f}" if c in r else "" for c in cols]
-        speedup = r["nb::ndarray"] / r["py::dltensor"]
-        lines.append(f"| {case} | " + " | ".join(cells) + f" | {speedup:.2f}x | "
-                     f"{r['py::dltensor'] / r['floor']:.2f}x |")
+        lines.append(f"| {case} | " + " | ".join(speedups) + " | " + " | ".join(cells) +
+                     f" | {r['py::dltensor'] / r['floor']:.2f}x |")
     return "\n".join(lines)
 
 
-def plot(rows, path):
+def plot(rows, path, run):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -179,7 +223,7 @@ def plot(rows, path):
     ax.set_ylabel("ns per call (log scale)")
     ax.set_xticks([k + width * len(cols) / 2 for k in range(len(rows))])
     ax.set_xticklabels([case for case, _ in rows], rotation=30, ha="right")
-    ax.set_title("Per-call cost, one process (lower is better)")
+    ax.set_title(f"Per-call cost, one process, {run} (lower is better)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -188,23 +232,30 @@ def plot(rows, path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="few repeats: a smoke run")
+    ap.add_argument("--quick", action="store_true", help="few repeats: a smoke run (bench/results/quick.*)")
+    ap.add_argument("--record", action="store_true",
+                    help="write the tracked bench/results/latest.* instead of the untracked run.*")
+    ap.add_argument("--update-readme", action="store_true", help="--record, and write the table into README.md")
     ap.add_argument("--out", default=str(HERE / "results"), help="directory for the table and plot")
-    ap.add_argument("--update-readme", action="store_true", help="also write the table into README.md")
     args = ap.parse_args(argv)
+    record = args.record or args.update_readme
+    if record and args.quick:
+        ap.error("--record and --update-readme need a full run (drop --quick)")
     number, repeat = (2000, 3) if args.quick else (20000, 15)
+    run = "quick run, indicative only" if args.quick else "full run"
 
     nb, pb, tvm = load_modules()
+    progress(f"[bench] measuring {row_count()} rows ({run}: median of {repeat} x {number} calls per cell)")
     rows = measure(nb, pb, tvm, number, repeat)
     table = markdown(rows, f"Per-call cost in ns, median of {repeat} x {number} calls "
                            f"({'quick' if args.quick else 'full'} run).")
     print(table)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = "quick" if args.quick else "latest"
+    stem = "quick" if args.quick else "latest" if record else "run"
     (out / f"{stem}.md").write_text(table + "\n\nRecorded " + time.strftime("%Y-%m-%d %H:%M:%S") + "\n")
     print(f"\nsaved {out / (stem + '.md')}")
-    plot(rows, out / f"{stem}.png")
+    plot(rows, out / f"{stem}.png", run)
     if args.update_readme:
         readme = HERE.parent / "README.md"
         text = readme.read_text()
