@@ -1,22 +1,42 @@
-"""Configures and builds a CMake project against the installed dltensor and nanobind packages.
+"""Configures and builds a CMake project against this checkout's dltensor headers and the installed
+nanobind and pybind11 packages.
 
-Shared by the tests (the C++ test module, the downstream project) and the benchmark runner.
+Shared by the tests (the C++ test module, the downstream project, the examples) and the benchmark
+runner. dltensor itself comes from the checkout's build tree (``dltensor_package_dir()``), never from a
+copy installed in site-packages: editing a header and rerunning pytest tests the edited header.
 """
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parent.parent
 
-def cmake_build(source: Path, build: Path, extra_defs=(), targets=()) -> Path:
-    """Configures and builds a CMake project (all of it, or `targets`) against the installed dltensor;
-    returns the build dir."""
-    import dltensor
+
+def dltensor_package_dir() -> str:
+    """A dltensor CMake package whose target points at this checkout's ``cpp/include`` (the root
+    project's build tree, configured once into ``tests/.build/dltensor-package``). Outside a checkout
+    (an installed copy of the tests), the installed package."""
+    if not (REPO / "CMakeLists.txt").is_file() or not (REPO / "cpp" / "include" / "dltensor").is_dir():
+        import dltensor
+        return dltensor.cmake_dir()
+    build = REPO / "tests" / ".build" / "dltensor-package"
+    if not (build / "dltensorConfig.cmake").is_file():
+        build.mkdir(parents=True, exist_ok=True)
+        run([sys.executable, "-m", "cmake", "-S", str(REPO), "-B", str(build)])
+    return str(build)
+
+
+def cmake_build(source: Path, build: Path, extra_defs=(), targets=(), dltensor_dir=None) -> Path:
+    """Configures and builds a CMake project (all of it, or `targets`) against the checkout's dltensor
+    (or the package at `dltensor_dir`); returns the build dir. Prints one line per build (to the
+    terminal, also under pytest's capture)."""
     import nanobind
 
     build.mkdir(parents=True, exist_ok=True)
     defs = [
-        f"-Ddltensor_DIR={dltensor.cmake_dir()}",
+        f"-Ddltensor_DIR={dltensor_dir or dltensor_package_dir()}",
         f"-Dnanobind_DIR={nanobind.cmake_dir()}",
         *_pybind11_dir(),
         f"-DPython_EXECUTABLE={sys.executable}",
@@ -24,10 +44,26 @@ def cmake_build(source: Path, build: Path, extra_defs=(), targets=()) -> Path:
         *extra_defs,
     ]
     gen = ["-G", "Ninja"] if _has_ninja() else []
+    start = time.monotonic()
+    _progress(f"[dltensor] building {build.relative_to(REPO) if build.is_relative_to(REPO) else build} ...")
     run([sys.executable, "-m", "cmake", "-S", str(source), "-B", str(build), *gen, *defs])
     run([sys.executable, "-m", "cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 2),
          *(["--target", *targets] if targets else [])])
+    _progress(f"[dltensor] built in {time.monotonic() - start:.0f} s")
     return build
+
+
+def _progress(line: str) -> None:
+    """Writes a progress line where a person sees it: the controlling terminal when there is one (pytest
+    captures stdout and stderr), else stderr."""
+    try:
+        with open("/dev/tty", "w") as tty:
+            tty.write(line + "\n")
+            return
+    except OSError:
+        pass
+    sys.__stderr__.write(line + "\n")
+    sys.__stderr__.flush()
 
 
 def _pybind11_dir():

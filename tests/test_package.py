@@ -1,17 +1,23 @@
-"""The installed package: include_dir(), cmake_dir(), the CLI, and a separate CMake project that finds
-dltensor with find_package(dltensor CONFIG REQUIRED) and imports, as an extension author would."""
+"""The installed package: include_dir(), cmake_dir(), the CLI; the wheel (pure, with its license); and a
+separate CMake project (tests/downstream) that finds dltensor with find_package(dltensor CONFIG REQUIRED),
+configured and built with the exact command lines the README shows, as an extension author would."""
 import importlib
 import os
+import re
+import shutil
 import subprocess
 import sys
+import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import dltensor
-from cmake_build import cmake_build
 from conftest import BUILD_ROOT, HERE
+
+ROOT = HERE.parent
 
 torch = pytest.importorskip("torch")
 jnp = pytest.importorskip("jax.numpy")
@@ -41,9 +47,59 @@ def test_command_line_rejects_no_flag():
     assert subprocess.run([sys.executable, "-m", "dltensor"], capture_output=True).returncode != 0
 
 
+def readme_build_commands():
+    """The README's configure and build lines for a downstream project: the `sh` block that sets
+    dltensor_DIR (one command per line)."""
+    text = (ROOT / "README.md").read_text()
+    for block in re.findall(r"^```sh\n(.*?)^```", text, flags=re.S | re.M):
+        if "-Ddltensor_DIR=" in block:
+            return [line for line in block.splitlines() if line.strip()]
+    raise AssertionError("README.md shows no configure line with -Ddltensor_DIR")
+
+
+def test_readme_configure_line_names_every_package_dir():
+    configure = readme_build_commands()[0]
+    for flag in ("-Ddltensor_DIR=$(python -m dltensor --cmake_dir)",
+                 "-Dnanobind_DIR=$(python -m nanobind --cmake_dir)",
+                 "-Dpybind11_DIR=$(python -m pybind11 --cmakedir)"):
+        assert flag in configure, f"README's configure line lacks {flag}"
+
+
+def _progress(line):
+    try:  # the terminal: pytest captures stdout and stderr
+        with open("/dev/tty", "w") as tty:
+            tty.write(line + "\n")
+    except OSError:
+        pass
+
+
 @pytest.fixture(scope="module")
 def downstream_build():
-    return cmake_build(HERE / "downstream", BUILD_ROOT / "downstream")
+    """tests/downstream, configured and built by running the README's command lines verbatim (bash) in a
+    copy of the project, with this interpreter's environment first on PATH, as an activated virtual
+    environment would be. The installed dltensor package is the one found, as for a user."""
+    src = BUILD_ROOT / "downstream-readme"
+    src.mkdir(parents=True, exist_ok=True)
+    for f in (HERE / "downstream").iterdir():
+        if f.is_file() and (not (src / f.name).exists() or (src / f.name).read_bytes() != f.read_bytes()):
+            shutil.copy2(f, src / f.name)  # unchanged files keep their time stamps: rebuilds stay incremental
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    if sys.prefix != sys.base_prefix:
+        env["VIRTUAL_ENV"] = sys.prefix  # what `. .venv/bin/activate` sets; CMake's FindPython reads it
+    env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
+    if shutil.which("ninja", path=env["PATH"]):
+        env.setdefault("CMAKE_GENERATOR", "Ninja")
+    cache = src / "build" / "CMakeCache.txt"
+    if cache.exists() and f"CMAKE_GENERATOR:INTERNAL={env.get('CMAKE_GENERATOR', 'Unix Makefiles')}\n" \
+            not in cache.read_text():
+        shutil.rmtree(src / "build")  # configured with another generator earlier
+    start = time.monotonic()
+    _progress(f"[dltensor] building {src.relative_to(ROOT)} with README.md's commands ...")
+    for command in readme_build_commands():
+        proc = subprocess.run(["bash", "-c", command], cwd=src, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, f"{command}\n{proc.stdout[-10000:]}\n{proc.stderr[-10000:]}"
+    _progress(f"[dltensor] built in {time.monotonic() - start:.0f} s")
+    return src / "build"
 
 
 @pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
@@ -62,3 +118,31 @@ def test_downstream_project_builds_and_behaves(downstream_build, backend):
     assert a.tolist() == [2, 2, 2]
     with pytest.raises(TypeError, match="incompatible function arguments"):
         ext.scale(np.ones(3), 2.0)  # float64 into a writable float parameter: no silent copy
+
+
+def test_build_requires_no_binding_library():
+    tomllib = pytest.importorskip("tomllib")
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    assert not [r for r in requires if re.match(r"(nanobind|pybind11)\b", r)], requires
+
+
+def test_wheel_is_pure_and_carries_the_license(tmp_path):
+    if not (ROOT / "pyproject.toml").is_file():
+        pytest.skip("not a checkout")
+    pytest.importorskip("scikit_build_core")  # in the test extras: build here, without an isolated env
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "-w", str(tmp_path), "--no-deps",
+                           "--no-build-isolation", "-q"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (wheel,) = tmp_path.glob("*.whl")
+    assert wheel.name == f"dltensor-{dltensor.__version__}-py3-none-any.whl"
+    info = f"dltensor-{dltensor.__version__}.dist-info"
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        assert z.read(f"{info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
+        assert "Root-Is-Purelib: true" in z.read(f"{info}/WHEEL").decode()
+        metadata = z.read(f"{info}/METADATA").decode()
+    assert "License-Expression: BSD-3-Clause" in metadata
+    assert "Classifier: " in metadata
+    assert f"{info}/entry_points.txt" not in names  # no console script: `python -m dltensor` is the CLI
+    headers = {f"dltensor/include/dltensor/{h.name}" for h in (ROOT / "cpp" / "include" / "dltensor").glob("*.h")}
+    assert headers <= names and "dltensor/cmake/dltensorConfig.cmake" in names

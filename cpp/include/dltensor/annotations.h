@@ -121,7 +121,10 @@ template <typename... Args> struct config {
 
     static constexpr requirements requirements_() {
         requirements r;
-        if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>) r.dtype = dtype_of<Scalar>();
+        if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>) {
+            r.dtype = dtype_of<Scalar>();
+            r.alignment = (uint8_t) alignof(Scalar);
+        }
         r.ndim = N;
         r.shape = Shape::extents;
         r.device_type = Device::value;

@@ -12,6 +12,7 @@
 
 #include "dlpack.h"
 #include "dtypes.h"
+#include "interpreter.h"
 
 namespace dlt {
 
@@ -21,18 +22,6 @@ namespace dlt {
 inline bool &exchange_api_enabled() noexcept {
     static bool enabled = true;
     return enabled;
-}
-
-/// Does the calling thread hold the GIL? From Python 3.12 the current thread state is thread-local, and
-/// reading it is cheaper than PyGILState_Check(); before, it names whichever thread holds the GIL.
-inline bool thread_holds_gil() noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-    return PyThreadState_GetUnchecked() != nullptr;
-#elif PY_VERSION_HEX >= 0x030C0000
-    return _PyThreadState_UncheckedGet() != nullptr;
-#else
-    return PyGILState_Check() != 0;
-#endif
 }
 
 /// The exchange API that a type publishes, at a major version dltensor reads (walking `prev_api` from a
@@ -54,69 +43,6 @@ inline const dlpack::ExchangeAPI *find_exchange_api(PyTypeObject *tp) noexcept {
         return nullptr;  // a table missing mandatory entries is not used
     }
     return nullptr;
-}
-
-/// PyTorch state that neither the exchange API nor (for the negative bit) `__dlpack__` reports. The
-/// C entry points are read once per type from its method and property descriptors and called directly.
-struct torch_checks {
-    PyCFunction is_neg = nullptr;   ///< `Tensor.is_neg()`: memory holds the negated values.
-    PyCFunction is_conj = nullptr;  ///< `Tensor.is_conj()`: memory holds the conjugated values.
-    getter requires_grad = nullptr; ///< `Tensor.requires_grad`.
-    void *requires_grad_closure = nullptr;
-
-    bool ok() const noexcept { return is_neg && is_conj && requires_grad; }
-
-    static torch_checks of(PyTypeObject *tp) noexcept {
-        torch_checks c;
-        auto method = [&](const char *n) -> PyCFunction {
-            PyObject *key = PyUnicode_InternFromString(n);
-            PyObject *d = key ? _PyType_Lookup(tp, key) : nullptr;
-            Py_XDECREF(key);
-            PyErr_Clear();
-            if (!d || !Py_IS_TYPE(d, &PyMethodDescr_Type)) return nullptr;
-            PyMethodDef *def = reinterpret_cast<PyMethodDescrObject *>(d)->d_method;
-            return (def->ml_flags & METH_NOARGS) ? def->ml_meth : nullptr;
-        };
-        c.is_neg = method("is_neg");
-        c.is_conj = method("is_conj");
-        PyObject *key = PyUnicode_InternFromString("requires_grad");
-        PyObject *d = key ? _PyType_Lookup(tp, key) : nullptr;
-        Py_XDECREF(key);
-        PyErr_Clear();
-        if (d && Py_IS_TYPE(d, &PyGetSetDescr_Type)) {
-            PyGetSetDef *def = reinterpret_cast<PyGetSetDescrObject *>(d)->d_getset;
-            c.requires_grad = def->get;
-            c.requires_grad_closure = def->closure;
-        }
-        return c;
-    }
-
-    /// Calls a boolean query; an error counts as "true" (the unsafe answer), with the error cleared.
-    static bool query(PyObject *result) noexcept {
-        if (!result) { PyErr_Clear(); return true; }
-        bool v = result == Py_True;
-        Py_DECREF(result);
-        return v;
-    }
-    bool negative(PyObject *t) const noexcept { return query(is_neg(t, nullptr)); }
-    bool conjugate(PyObject *t) const noexcept { return query(is_conj(t, nullptr)); }
-    bool needs_grad(PyObject *t) const noexcept { return query(requires_grad(t, requires_grad_closure)); }
-};
-
-/// The exchange API of `torch.Tensor`, found once (PyTorch never unloads). NULL when PyTorch is not
-/// installed or predates the API; raises nothing.
-inline const dlpack::ExchangeAPI *torch_exchange_api() noexcept {
-    static const dlpack::ExchangeAPI *api = nullptr;
-    static bool looked = false;
-    if (looked) return api;
-    PyObject *torch = PyImport_ImportModule("torch");
-    PyObject *tensor = torch ? PyObject_GetAttrString(torch, "Tensor") : nullptr;
-    if (tensor && PyType_Check(tensor)) api = find_exchange_api((PyTypeObject *) tensor);
-    Py_XDECREF(tensor);
-    Py_XDECREF(torch);
-    PyErr_Clear();
-    looked = true;  // also when absent: importing PyTorch is not retried on every call
-    return api;
 }
 
 /// Error sink for `managed_tensor_allocator`: raises `kind(message)` (RuntimeError for unknown kinds).

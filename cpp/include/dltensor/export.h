@@ -16,6 +16,8 @@
 #include "exchange.h"
 #include "frameworks.h"
 #include "handle.h"
+#include "strides.h"
+#include "torch.h"
 
 namespace dlt {
 
@@ -47,7 +49,11 @@ template <typename Managed> struct exported_tensor {
 };
 
 /// The destructor of capsules we produce: frees the tensor unless a consumer took it (renamed it).
+/// Runs while a consumer may be raising (e.g. NumPy refusing the capsule): the error indicator is saved
+/// and restored, so that the consumer's error is what the caller sees.
 inline void exported_capsule_destructor(PyObject *capsule) noexcept {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
     const char *name = PyCapsule_GetName(capsule);
     if (name && std::strcmp(name, dlpack::capsule_name_versioned) == 0) {
         auto *mt = static_cast<dlpack::ManagedTensorVersioned *>(PyCapsule_GetPointer(capsule, name));
@@ -56,7 +62,8 @@ inline void exported_capsule_destructor(PyObject *capsule) noexcept {
         auto *mt = static_cast<dlpack::ManagedTensor *>(PyCapsule_GetPointer(capsule, name));
         if (mt && mt->deleter) mt->deleter(mt);
     }
-    PyErr_Clear();
+    PyErr_Clear();  // ours (a capsule without a pointer); never the consumer's
+    PyErr_Restore(type, value, traceback);
 }
 
 } // namespace detail
@@ -84,6 +91,9 @@ namespace detail {
 struct exported_object {
     PyObject_HEAD
     tensor_handle *handle;
+    /// The consumer is an immutable framework (JAX, TensorFlow), which may ask for unversioned DLPack:
+    /// a read-only tensor may then go without the read-only flag, which that format cannot carry.
+    bool immutable_consumer;
 };
 
 inline void exported_dealloc(PyObject *self) noexcept {
@@ -119,7 +129,7 @@ inline PyObject *exported_dlpack(PyObject *self, PyObject *args, PyObject *kwarg
         if (!PyArg_ParseTuple(max_version, "ll", &major, &minor)) return nullptr;
     }
     const bool versioned = major >= 1;
-    if (!versioned && h->read_only()) {
+    if (!versioned && h->read_only() && !reinterpret_cast<exported_object *>(self)->immutable_consumer) {
         PyErr_SetString(PyExc_BufferError, "cannot export a read-only tensor as unversioned DLPack (no flag)");
         return nullptr;
     }
@@ -164,7 +174,8 @@ inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexce
         len *= dims[i];
     }
     view->buf = (char *) t.data + t.byte_offset;
-    view->obj = Py_NewRef(self);
+    Py_INCREF(self);
+    view->obj = self;
     view->len = len;
     view->itemsize = item;
     view->readonly = h->read_only();
@@ -205,14 +216,16 @@ inline PyTypeObject *exported_type() noexcept {
 
 } // namespace detail
 
-/// A new `dltensor.Tensor` holding a reference to `h`, or NULL with an error set.
-inline PyObject *make_exported(tensor_handle *h) noexcept {
+/// A new `dltensor.Tensor` holding a reference to `h`, or NULL with an error set. `immutable_consumer`:
+/// only for handing to JAX or TensorFlow (see `exported_object`).
+inline PyObject *make_exported(tensor_handle *h, bool immutable_consumer = false) noexcept {
     PyTypeObject *tp = detail::exported_type();
     if (!tp) return nullptr;
     PyObject *self = tp->tp_alloc(tp, 0);
     if (!self) return nullptr;
     h->inc_ref();
     reinterpret_cast<detail::exported_object *>(self)->handle = h;
+    reinterpret_cast<detail::exported_object *>(self)->immutable_consumer = immutable_consumer;
     return self;
 }
 
@@ -240,8 +253,41 @@ enum framework_id : int { fw_none = 0, fw_numpy = 1, fw_pytorch = 2, fw_tensorfl
 
 /// The Python object a binding returns for `h`: that framework's tensor (a view, or a copy when `copy`).
 /// New reference, or NULL with an error set.
+inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexcept;
+
+namespace detail {
+/// Exports `view`, another view of the memory of `h`, kept alive by `h` (through a `dltensor.Tensor`).
+inline PyObject *export_view_of(tensor_handle *h, const dlpack::Tensor &view, int framework, bool copy) noexcept {
+    PyObject *keep = make_exported(h);
+    if (!keep) return nullptr;
+    tensor_handle *v = tensor_handle::create(view, keep, h->read_only(), h->stream());
+    Py_DECREF(keep);
+    if (!v) return nullptr;
+    PyObject *out = export_tensor(v, framework, copy);
+    v->dec_ref();
+    return out;
+}
+} // namespace detail
+
 inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexcept {
     const dlpack::Tensor &t = h->tensor();
+    if (framework == fw_numpy && t.ndim > numpy_max_ndim) {
+        PyErr_Format(PyExc_ValueError, "dltensor: a NumPy array has at most %d dimensions; this tensor has %d",
+                     (int) numpy_max_ndim, (int) t.ndim);
+        return nullptr;
+    }
+    if (framework == fw_numpy && t.dtype.code == dlpack::bfloat_) {  // bits as uint16, relabeled
+        dlpack::Tensor bits = t;
+        bits.dtype = {dlpack::uint_, 16, 1};
+        return numpy_bfloat16_view(detail::export_view_of(h, bits, fw_numpy, copy));
+    }
+    if (framework == fw_pytorch && has_negative_stride(t)) {  // positive strides, then flip (a copy)
+        dlpack::Tensor pos;
+        int64_t strides[dlpack::max_ndim], dims[dlpack::max_ndim];
+        int32_t n = 0;
+        positive_view(t, pos, strides, dims, &n);
+        return torch_flip(detail::export_view_of(h, pos, fw_pytorch, false), dims, n);
+    }
     switch (framework) {
         case fw_numpy: {
             PyObject *obj = make_exported(h);
@@ -287,7 +333,7 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
                 Py_XDECREF(cap);
                 if (arr || PyErr_Occurred()) return arr;
             }
-            PyObject *obj = make_exported(h);
+            PyObject *obj = make_exported(h, true);
             if (!obj) return nullptr;
             PyObject *arr = detail::call_function("jax.dlpack", "from_dlpack", obj);
             Py_DECREF(obj);

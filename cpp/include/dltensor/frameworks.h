@@ -60,8 +60,8 @@ inline PyObject *jax_array_from_capsule(PyObject *capsule, dlpack::DataType dtyp
 /// JAX: a DLPack capsule for a single-device CPU `jax.Array` through jaxlib's
 /// `buffer_to_dlpack_managed_tensor` (about 0.35 us) instead of `Array.__dlpack__`, whose Python
 /// wrapper costs about 1.8 us. Returns NULL with no error set when the shortcut does not apply (jaxlib
-/// without the entry point, sharded or deleted arrays, non-CPU devices, which need the public route's
-/// stream handling): use `__dlpack__` then.
+/// without the entry point, arrays on several devices, deleted arrays, non-CPU devices, which need the
+/// public route's stream handling): use `__dlpack__` then, which refuses what it cannot export.
 inline PyObject *jax_capsule_from_array(PyObject *array) noexcept {
     static PyObject *export_fn = nullptr;
     static bool looked = false;
@@ -75,7 +75,24 @@ inline PyObject *jax_capsule_from_array(PyObject *array) noexcept {
         PyErr_Clear();
     }
     if (!export_fn) return nullptr;
-    PyObject *capsule = PyObject_Vectorcall(export_fn, &array, 1, nullptr);
+    // One device only, as `Array.__dlpack__` requires: jaxlib would export a sharded or replicated array's
+    // first shard as if it were the whole array. And, as `__dlpack__` does, export a new single-device
+    // array over the same buffer (`addressable_data(0)`, which is `_fully_replicated_shard()` here), not
+    // the caller's array: jaxlib aborts the process when an array is deleted while its own export holds it.
+    static PyObject *arrays_name = PyUnicode_InternFromString("_arrays");
+    static PyObject *replicated_name = PyUnicode_InternFromString("is_fully_replicated");
+    static PyObject *shard_name = PyUnicode_InternFromString("_fully_replicated_shard");
+    if (!arrays_name || !replicated_name || !shard_name) { PyErr_Clear(); return nullptr; }
+    PyObject *arrays = PyObject_GetAttr(array, arrays_name);
+    const bool one_device = arrays && PyList_Check(arrays) && PyList_GET_SIZE(arrays) == 1;
+    Py_XDECREF(arrays);
+    PyObject *replicated = one_device ? PyObject_GetAttr(array, replicated_name) : nullptr;
+    const bool whole = replicated == Py_True;  // one shard that is the whole array (not one process's part)
+    Py_XDECREF(replicated);
+    PyObject *shard = whole ? PyObject_CallMethodNoArgs(array, shard_name) : nullptr;
+    if (!shard) { PyErr_Clear(); return nullptr; }  // deleted, donated, sharded: the public route decides
+    PyObject *capsule = PyObject_Vectorcall(export_fn, &shard, 1, nullptr);
+    Py_DECREF(shard);
     if (!capsule) { PyErr_Clear(); return nullptr; }
     // Only CPU tensors: device memory needs the stream synchronization that __dlpack__ performs.
     const char *name = PyCapsule_CheckExact(capsule) ? PyCapsule_GetName(capsule) : nullptr;
@@ -92,6 +109,32 @@ inline PyObject *jax_capsule_from_array(PyObject *array) noexcept {
         return nullptr;
     }
     return capsule;
+}
+
+/// NumPy's largest `ndim` (NPY_MAXDIMS in NumPy 2; 32 in NumPy 1, which refuses more itself).
+inline constexpr int32_t numpy_max_ndim = 64;
+
+/// NumPy has no bfloat16 of its own: relabels a uint16 array holding bfloat16 bits as
+/// `ml_dtypes.bfloat16` (what JAX hands NumPy), a view. Steals `uint16_array`; a new reference, or NULL
+/// with an error set (TypeError naming ml_dtypes when it is not installed).
+inline PyObject *numpy_bfloat16_view(PyObject *uint16_array) noexcept {
+    if (!uint16_array) return nullptr;
+    PyObject *ml = PyImport_ImportModule("ml_dtypes");
+    PyObject *bf16 = ml ? PyObject_GetAttrString(ml, "bfloat16") : nullptr;
+    Py_XDECREF(ml);
+    if (!bf16) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "dltensor: NumPy has no bfloat16 dtype; returning a bfloat16 tensor "
+                                         "as a NumPy array needs the ml_dtypes package (pip install ml_dtypes)");
+        Py_DECREF(uint16_array);
+        return nullptr;
+    }
+    static PyObject *name = PyUnicode_InternFromString("view");
+    PyObject *args[] = {uint16_array, bf16};
+    PyObject *out = name ? PyObject_VectorcallMethod(name, args, 2, nullptr) : nullptr;
+    Py_DECREF(bf16);
+    Py_DECREF(uint16_array);
+    return out;
 }
 
 /// NumPy: a view of an exact `numpy.ndarray` read from NumPy's C structures, as pybind11's `array_t`
@@ -145,10 +188,27 @@ struct numpy_arrays {
         return np;
     }
 
+    /// `ml_dtypes.bfloat16`, the scalar type of the bfloat16 arrays that JAX and ml_dtypes hand NumPy
+    /// (NumPy has none of its own, and its DLPack export and buffer protocol refuse it). Looked up in
+    /// `sys.modules` (never imported) each time until found, then held for the process.
+    static PyTypeObject *ml_bfloat16() noexcept {
+        static PyTypeObject *type = nullptr;
+        if (type) return type;
+        PyObject *modules = PyImport_GetModuleDict();  // borrowed
+        PyObject *mod = modules ? PyDict_GetItemString(modules, "ml_dtypes") : nullptr;  // borrowed
+        PyObject *t = mod ? PyObject_GetAttrString(mod, "bfloat16") : nullptr;
+        if (t && PyType_Check(t)) type = (PyTypeObject *) t;  // kept
+        else Py_XDECREF(t);
+        PyErr_Clear();
+        return type;
+    }
+
     /// Fills `t` (shape and strides in the caller's `shape`/`strides`, max_ndim entries each) and
-    /// `read_only`. The view is valid while `obj` is alive.
-    bool view(PyObject *obj, dlpack::Tensor &t, int64_t *shape, int64_t *strides, bool &read_only) const noexcept {
-        if (!ndarray || Py_TYPE(obj) != ndarray) return false;
+    /// `read_only`. The view is valid while `obj` is alive. `exact`: only `numpy.ndarray` itself (the
+    /// fast path); else also subclasses, for the dtypes that only this reader can read (bfloat16).
+    bool view(PyObject *obj, dlpack::Tensor &t, int64_t *shape, int64_t *strides, bool &read_only,
+              bool exact = true) const noexcept {
+        if (!ndarray || !(Py_TYPE(obj) == ndarray || (!exact && PyObject_TypeCheck(obj, ndarray)))) return false;
         const auto *a = reinterpret_cast<const array_fields *>(obj);
         const auto *d = reinterpret_cast<const descr_head *>(a->descr);
         if (a->nd < 0 || a->nd > dlpack::max_ndim || !(a->flags & aligned)) return false;
@@ -164,8 +224,13 @@ struct numpy_arrays {
             case 'u': code = dlpack::uint_; break;
             case 'f': code = dlpack::float_; break;
             case 'c': code = dlpack::complex_; break;
-            default: return false;  // strings, objects, structured, datetime, user-defined dtypes
+            case 'V':  // user-defined dtypes: only ml_dtypes' bfloat16
+                if (elsize != 2 || d->typeobj != ml_bfloat16() || !d->typeobj) return false;
+                code = dlpack::bfloat_;
+                break;
+            default: return false;  // strings, objects, structured, datetime
         }
+        if (!exact && code != dlpack::bfloat_) return false;  // everything else: the public route
         if (elsize <= 0 || elsize > 16) return false;
         t.dtype = {code, (uint8_t) (elsize * 8), 1};
         if (!is_supported_dtype(t.dtype)) return false;  // e.g. long double

@@ -14,7 +14,7 @@
 #include <new>
 
 #include "dlpack.h"
-#include "exchange.h"
+#include "interpreter.h"
 
 namespace dlt {
 
@@ -54,15 +54,7 @@ public:
     /// Drops one reference; the last one releases the owner with the GIL (taken if needed).
     void dec_ref() noexcept {
         if (refcount_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-        if (owner_) {
-            if (thread_holds_gil()) {
-                Py_DECREF(owner_);
-            } else if (Py_IsInitialized()) {
-                PyGILState_STATE st = PyGILState_Ensure();
-                Py_DECREF(owner_);
-                PyGILState_Release(st);
-            }  // at interpreter exit the owner is left to the runtime
-        }
+        release_reference(owner_);  // leaked, not released, once the interpreter is gone
         this->~tensor_handle();
         PyMem_RawFree(this);
     }

@@ -29,6 +29,7 @@
 #include "exchange.h"
 #include "frameworks.h"
 #include "requirements.h"
+#include "torch.h"
 
 namespace dlt {
 
@@ -103,14 +104,24 @@ inline bool producer_of(PyTypeObject *tp, producer_info &info) noexcept {
 
     if (!_PyType_Lookup(tp, py_constants::get().dlpack_method) && !has_buffer_protocol(tp)) return false;
     info = producer_info();
-    PyObject *mod = PyObject_GetAttrString((PyObject *) tp, "__module__");
-    if (mod && PyUnicode_Check(mod)) {
-        if (const char *s = PyUnicode_AsUTF8(mod)) info.kind = classify_module(s);
+    // A subclass is its base library's tensor (a user's `class T(torch.Tensor)`, torchvision's
+    // tv_tensors, `np.matrix`): classify by the first type in the MRO that a library defines. PyTorch's
+    // queries come from the last PyTorch type (`torch._C.TensorBase`), which no subclass overrides.
+    PyTypeObject *torch_base = nullptr;
+    PyObject *mro = tp->tp_mro;
+    const Py_ssize_t n = mro && PyTuple_Check(mro) ? PyTuple_GET_SIZE(mro) : 0;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        PyObject *base = PyTuple_GET_ITEM(mro, i);
+        PyObject *mod = PyObject_GetAttrString(base, "__module__");
+        const char *s = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : nullptr;
+        producer kind = s ? classify_module(s) : producer::other;
+        Py_XDECREF(mod);
+        PyErr_Clear();
+        if (info.kind == producer::other) info.kind = kind;
+        if (kind == producer::torch && info.kind == producer::torch) torch_base = (PyTypeObject *) base;
     }
-    Py_XDECREF(mod);
-    PyErr_Clear();
     info.immutable = info.kind == producer::jax || info.kind == producer::tensorflow;
-    if (info.kind == producer::torch) info.torch = torch_checks::of(tp);
+    if (info.kind == producer::torch && torch_base) info.torch = torch_checks::of(torch_base);
     // The fast path is only taken where every check it needs is available.
     if (info.kind != producer::torch || info.torch.ok()) info.api = find_exchange_api(tp);
 
@@ -340,7 +351,7 @@ inline PyObject *import_module(const char *name) noexcept {
 /// TensorFlow `tf.cast`, other array-API objects `xp.astype`; plain buffers go through NumPy.
 /// Returns a new reference or NULL (no error set) when the producer cannot convert.
 inline PyObject *convert_with_producer(PyObject *src, producer kind, bool is_buffer, const requirements &r,
-                                       dlpack::DataType seen) noexcept {
+                                       dlpack::DataType seen, mismatch why) noexcept {
     const py_constants &c = py_constants::get();
     char name[16];
     // The target dtype: the parameter's, else the source's. Unknown only for a PyTorch lazy view that
@@ -376,6 +387,11 @@ inline PyObject *convert_with_producer(PyObject *src, producer kind, bool is_buf
                 Py_XDECREF(tdtype);
                 Py_DECREF(cast);
                 cast = to;
+            }
+            if (cast && why == mismatch::misaligned) {  // same dtype and order: only a fresh copy is aligned
+                PyObject *copy = call_method(cast, "clone", nullptr, 0);
+                Py_DECREF(cast);
+                cast = copy;
             }
             if (!cast || order == 'K') { res = cast; break; }
             if (order == 'C') {
@@ -447,22 +463,6 @@ done:
     return res;
 }
 
-/// PyTorch views whose memory does not hold their values (conjugate/negative bits) are `lazy`: a read-only
-/// parameter gets them materialized (a conversion), a writable one refuses them. A tensor that requires
-/// grad is a read-only source: C++ writes would bypass autograd, and PyTorch forbids them in place.
-/// `check_conj`: also ask for the conjugate bit (only complex tensors can carry it). `requires_grad`:
-/// where given, receives the tensor's `requires_grad` (asked at most once per call).
-inline mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r, bool check_conj,
-                               bool *requires_grad = nullptr) noexcept {
-    if (c.negative(src) || (check_conj && c.conjugate(src))) return mismatch::lazy;
-    if (!r.read_only || requires_grad) {
-        const bool grad = c.needs_grad(src);
-        if (requires_grad) *requires_grad = grad;
-        if (grad && !r.read_only) return mismatch::read_only;
-    }
-    return mismatch::none;
-}
-
 /// The fast path: a non-owning view through the type's exchange API; the owner is the tensor object
 /// itself. This pins the tensor as firmly as an owning export would (both hold the tensor, not a
 /// separate copy of its storage), without allocating.
@@ -515,10 +515,10 @@ inline mismatch import_exchange(PyObject *src, const producer_info &info, const 
 /// The NumPy shortcut (frameworks.h): the array object itself is the owner, so the view stays valid as
 /// long as the tensor does (NumPy refuses to resize an array that others reference).
 inline mismatch import_numpy(PyObject *src, const requirements &r, imported &out, dlpack::DataType &seen,
-                             int64_t *shape, int64_t *strides) noexcept {
+                             int64_t *shape, int64_t *strides, bool exact = true) noexcept {
     dlpack::Tensor t{};
     bool read_only;
-    if (!numpy_arrays::get().view(src, t, shape, strides, read_only)) return mismatch::invalid;
+    if (!numpy_arrays::get().view(src, t, shape, strides, read_only, exact)) return mismatch::invalid;
     if (validate(t)) return mismatch::invalid;
     seen = t.dtype;
     mismatch m = check(r, t, read_only);
@@ -621,15 +621,21 @@ inline bool import_tensor(PyObject *src, const requirements &r, bool convert, im
             buffer = detail::has_buffer_protocol(tp);
             m = detail::import_dlpack_or_buffer(src, dlpack_attr, buffer, info, r, out, seen);
         }
+        if (m == mismatch::invalid && info.kind == producer::numpy)  // bfloat16 (ml_dtypes): no public route
+            m = detail::import_numpy(src, r, out, seen, out.shape, out.strides, false);
     }
-    if (m == mismatch::none) return true;
+    if (m == mismatch::none) {
+        // C++ may write: tell autograd, as an in-place op would (see torch.h).
+        if (info.kind == producer::torch && !r.read_only) torch_process::get().mark_written(src);
+        return true;
+    }
 
     if (!convert || !conversion_may_fix(r, seen, m)) return false;
     if (!dlpack_attr) {  // what the conversion needs to know of the type
         dlpack_attr = _PyType_Lookup(tp, detail::py_constants::get().dlpack_method);
         buffer = detail::has_buffer_protocol(tp);
     }
-    PyObject *converted = detail::convert_with_producer(src, info.kind, buffer && !dlpack_attr, r, seen);
+    PyObject *converted = detail::convert_with_producer(src, info.kind, buffer && !dlpack_attr, r, seen, m);
     if (!converted) return false;
     bool ok = import_tensor(converted, r, false, out);  // the owner keeps the copy's memory alive
     Py_DECREF(converted);

@@ -22,6 +22,8 @@
 #include "frameworks.h"
 #include "import.h"
 #include "requirements.h"
+#include "strides.h"
+#include "torch.h"
 
 NAMESPACE_BEGIN(NB_NAMESPACE)
 
@@ -50,7 +52,10 @@ template <ssize_t... Is> struct dltensor_extents<shape<Is...>> {
 template <typename Config> constexpr dlt::requirements dltensor_requirements() {
     using Scalar = typename Config::Scalar;
     dlt::requirements r;
-    if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>) r.dtype = dlt::dtype_of<Scalar>();
+    if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>) {
+        r.dtype = dlt::dtype_of<Scalar>();
+        r.alignment = (uint8_t) alignof(Scalar);
+    }
     r.ndim = Config::N;
     r.shape = dltensor_extents<typename Config::Shape>::value;
     r.device_type = Config::DeviceType::value;
@@ -147,10 +152,10 @@ public:
     /// Drops the reference to the tensor, taking the GIL when the caller released it, so that the owner
     /// (and the producer's deleter) is always released with the GIL held.
     ~dltensor() {
-        if (this->handle() && !dlt::thread_holds_gil()) {
-            gil_scoped_acquire guard;
-            static_cast<base &>(*this) = base();
-        }
+        // With the GIL held, nanobind's own release runs in ~ndarray. Without it, release here under the
+        // GIL; once the interpreter is gone (a static destroyed at exit), ~ndarray skips the release.
+        if (this->handle() && Py_IsInitialized() && !dlt::thread_holds_gil())
+            dlt::with_gil([&] { static_cast<base &>(*this) = base(); });
     }
 
     /// Does the binding promise not to write (const dtype or `ro`)? A read-only source binds only then.
@@ -208,9 +213,8 @@ inline handle export_through(const dlt::dlpack::ExchangeAPI *api, ndarray<> tens
     mt.version = {dlt::dlpack::major_version, dlt::dlpack::minor_version};
     mt.manager_ctx = h;
     mt.deleter = [](dlt::dlpack::ManagedTensorVersioned *self) {
-        PyGILState_STATE st = PyGILState_Ensure();
-        delete static_cast<holder *>(self->manager_ctx);
-        PyGILState_Release(st);
+        auto *h = static_cast<holder *>(self->manager_ctx);
+        dlt::with_gil([&] { delete h; });  // leaked once the interpreter is gone
     };
     mt.flags = read_only ? dlt::dlpack::flag_read_only : 0;
     mt.dl_tensor.data = t.data_handle();
@@ -275,8 +279,66 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                policy != rv_policy::none;
     }
 
+    /// Exports another view (`data`, `strides`, `dtype`) of `tensor`'s memory as framework `F`. The view's
+    /// owner is `tensor` itself (exported under `policy` when it is `reference_internal`, so that the
+    /// parent is attached as nanobind attaches it); the view is copied where `tensor` would have been.
+    template <typename F>
+    static handle export_view_of(const Value &tensor, rv_policy policy, cleanup_list *cleanup, void *data,
+                                 const int64_t *strides, dlpack::dtype dtype) noexcept {
+        const bool view = policy == rv_policy::reference_internal || exports_view(tensor, policy);
+        rv_policy keep_policy = rv_policy::reference;
+        if (policy == rv_policy::reference_internal) keep_policy = rv_policy::reference_internal;
+        handle keep = make_caster<ndarray<>>::from_cpp(ndarray<>(tensor.handle()), keep_policy, cleanup);
+        if (!keep.is_valid()) return handle();
+        object owner = steal(keep);
+        size_t extents[dlt::dlpack::max_ndim];
+        for (size_t i = 0; i < tensor.ndim(); ++i) extents[i] = tensor.shape(i);
+        try {
+            ndarray<F> v(data, tensor.ndim(), extents, owner, strides, dtype, tensor.device_type(),
+                         tensor.device_id());
+            rv_policy view_policy = rv_policy::copy;
+            if (view) view_policy = rv_policy::reference;
+            return make_caster<ndarray<F>>::from_cpp(v, view_policy, cleanup);
+        } catch (python_error &e) {
+            e.restore();
+        } catch (...) {
+            PyErr_SetString(PyExc_RuntimeError, "dltensor: could not export the tensor");
+        }
+        return handle();
+    }
+
     static handle from_cpp(const Value &tensor, rv_policy policy, cleanup_list *cleanup) noexcept {
         using Export = ndarray<Framework>;
+        if constexpr (std::is_same_v<Framework, numpy>) {
+            if (tensor.is_valid() && tensor.ndim() > (size_t) dlt::numpy_max_ndim) {
+                PyErr_Format(PyExc_ValueError, "dltensor: a NumPy array has at most %d dimensions; this tensor "
+                             "has %d", (int) dlt::numpy_max_ndim, (int) tensor.ndim());
+                return handle();
+            }
+            // NumPy has no bfloat16: export the bits as uint16 and relabel them (ml_dtypes).
+            if (tensor.is_valid() && tensor.dtype() == nanobind::dtype<dlt::bfloat16>())
+                return dlt::numpy_bfloat16_view(export_view_of<numpy>(
+                    tensor, policy, cleanup, (uint8_t *) tensor.data_handle() + tensor.byte_offset(),
+                    tensor.stride_ptr(), nanobind::dtype<uint16_t>()).ptr());
+        }
+        if constexpr (std::is_same_v<Framework, pytorch>) {
+            // PyTorch tensors cannot have negative strides (torch.from_dlpack aborts on them): export the
+            // positive-stride view and flip it back (a copy).
+            if (tensor.is_valid()) {
+                dlt::dlpack::Tensor t{tensor.data_handle(), {tensor.device_type(), tensor.device_id()},
+                                      (int32_t) tensor.ndim(), {}, const_cast<int64_t *>(tensor.shape_ptr()),
+                                      const_cast<int64_t *>(tensor.stride_ptr()), tensor.byte_offset()};
+                t.dtype = {tensor.dtype().code, tensor.dtype().bits, tensor.dtype().lanes};
+                if (dlt::has_negative_stride(t)) {
+                    dlt::dlpack::Tensor pos;
+                    int64_t strides[dlt::dlpack::max_ndim], dims[dlt::dlpack::max_ndim];
+                    int32_t n = 0;
+                    dlt::positive_view(t, pos, strides, dims, &n);
+                    handle out = export_view_of<pytorch>(tensor, policy, cleanup, pos.data, strides, tensor.dtype());
+                    return dlt::torch_flip(out.ptr(), dims, n);
+                }
+            }
+        }
         if constexpr (std::is_same_v<Framework, pytorch>) {
             // The exchange API's managed_tensor_to_py_object_no_sync, where nanobind's export would not
             // copy: an owned tensor under the automatic policies, or the reference policies.

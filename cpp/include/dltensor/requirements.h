@@ -6,6 +6,7 @@
 
 #include "dlpack.h"
 #include "dtypes.h"
+#include "strides.h"
 
 namespace dlt {
 
@@ -17,6 +18,7 @@ struct requirements {
     int32_t device_type = 0;          ///< Required DLPack device type; 0 accepts any.
     char order = '\0';                ///< 'C', 'F', 'A' (either), or '\0' for any strides.
     bool read_only = false;           ///< The parameter promises not to write (const dtype or `ro`).
+    uint8_t alignment = 1;            ///< Bytes the first element's address must be a multiple of (the dtype's).
 };
 
 /// Why a tensor does not satisfy a parameter; the first failing check wins.
@@ -28,48 +30,11 @@ enum class mismatch : uint8_t {
     dtype,      ///< Wrong element type (a conversion may fix it).
     order,      ///< Strides are not of the required order (a conversion may fix it).
     lazy,       ///< The memory does not hold the values: a PyTorch conjugate or negative view.
+    misaligned,     ///< The first element's address is not aligned for the dtype (a copy fixes it).
+    requires_grad,  ///< A PyTorch tensor that requires grad, for a writable parameter while grad mode is on.
+    inference,      ///< A PyTorch inference tensor, for a writable parameter outside `torch.inference_mode()`.
     invalid,    ///< Not a usable DLPack tensor: malformed, foreign, already consumed, or no tensor at all.
 };
-
-/// Number of elements, or -1 when the product overflows int64. Assumes validated extents (>= 0).
-inline int64_t element_count(const dlpack::Tensor &t) noexcept {
-    int64_t n = 1;
-    for (int32_t i = 0; i < t.ndim; ++i)
-        if (__builtin_mul_overflow(n, t.shape[i], &n)) return -1;
-    return n;
-}
-
-/// Is the tensor laid out in C (row-major) or F (column-major) order? Size-1 dimensions place no
-/// constraint on their stride, and a tensor with at most one element (or none) has every order.
-/// NULL strides mean C order (DLPack < 1.2 producers).
-inline bool has_order(const dlpack::Tensor &t, char order) noexcept {
-    if (order == '\0') return true;
-    if (element_count(t) <= 1) return true;
-    bool c = order == 'C' || order == 'A', f = order == 'F' || order == 'A';
-    if (!t.strides) {
-        if (c) return true;
-        int nontrivial = 0;
-        for (int32_t i = 0; i < t.ndim; ++i) nontrivial += t.shape[i] > 1;
-        return nontrivial <= 1;
-    }
-    if (c) {
-        int64_t expect = 1;
-        for (int32_t i = t.ndim - 1; i >= 0; --i) {
-            if (t.shape[i] == 1) continue;
-            if (t.strides[i] != expect) { c = false; break; }
-            expect *= t.shape[i];
-        }
-    }
-    if (f) {
-        int64_t expect = 1;
-        for (int32_t i = 0; i < t.ndim; ++i) {
-            if (t.shape[i] == 1) continue;
-            if (t.strides[i] != expect) { f = false; break; }
-            expect *= t.shape[i];
-        }
-    }
-    return c || f;
-}
 
 /// Checks a validated tensor against a parameter's requirements. `source_read_only` says whether the
 /// producer forbids writes (flag, immutable framework, read-only buffer).
@@ -83,14 +48,18 @@ inline mismatch check(const requirements &r, const dlpack::Tensor &t, bool sourc
     }
     if (r.dtype.bits != 0 && r.dtype != t.dtype) return mismatch::dtype;
     if (!has_order(t, r.order)) return mismatch::order;
+    if (r.alignment > 1 && ((uintptr_t) t.data + t.byte_offset) % r.alignment != 0 && element_count(t) != 0)
+        return mismatch::misaligned;  // an empty tensor's pointer is never read
     return mismatch::none;
 }
 
 /// Can a conversion (a copy made by the producer) fix this mismatch for this parameter? Only dtype,
-/// order and lazy-view mismatches, only for read-only parameters, and never complex -> real (it would
-/// drop data). `source` is the tensor's element type (`bits == 0` when unknown).
+/// order, alignment and lazy-view mismatches, only for read-only parameters, and never complex -> real
+/// (it would drop data). `source` is the tensor's element type (`bits == 0` when unknown).
 inline bool conversion_may_fix(const requirements &r, dlpack::DataType source, mismatch m) noexcept {
-    if (!r.read_only || (m != mismatch::dtype && m != mismatch::order && m != mismatch::lazy)) return false;
+    if (!r.read_only || (m != mismatch::dtype && m != mismatch::order && m != mismatch::lazy &&
+                         m != mismatch::misaligned))
+        return false;
     if (m == mismatch::dtype && source.code == dlpack::complex_ && r.dtype.code != dlpack::complex_)
         return false;
     return true;

@@ -1,0 +1,82 @@
+// dltensor/strides.h: stride arithmetic on validated DLPack tensors: element counts, memory orders, and
+// the positive-stride view of a tensor with negative strides. Backend-independent: no Python, no binding
+// library.
+#pragma once
+
+#include <cstdint>
+
+#include "dlpack.h"
+
+namespace dlt {
+
+/// Number of elements, or -1 when the product overflows int64. Assumes validated extents (>= 0).
+inline int64_t element_count(const dlpack::Tensor &t) noexcept {
+    int64_t n = 1;
+    for (int32_t i = 0; i < t.ndim; ++i)
+        if (__builtin_mul_overflow(n, t.shape[i], &n)) return -1;
+    return n;
+}
+
+/// Is the tensor laid out in C (row-major) or F (column-major) order? Size-1 dimensions place no
+/// constraint on their stride, and a tensor with at most one element (or none) has every order.
+/// NULL strides mean C order (DLPack < 1.2 producers).
+inline bool has_order(const dlpack::Tensor &t, char order) noexcept {
+    if (order == '\0') return true;
+    if (element_count(t) <= 1) return true;
+    bool c = order == 'C' || order == 'A', f = order == 'F' || order == 'A';
+    if (!t.strides) {
+        if (c) return true;
+        int nontrivial = 0;
+        for (int32_t i = 0; i < t.ndim; ++i) nontrivial += t.shape[i] > 1;
+        return nontrivial <= 1;
+    }
+    if (c) {
+        int64_t expect = 1;
+        for (int32_t i = t.ndim - 1; i >= 0; --i) {
+            if (t.shape[i] == 1) continue;
+            if (t.strides[i] != expect) { c = false; break; }
+            expect *= t.shape[i];
+        }
+    }
+    if (f) {
+        int64_t expect = 1;
+        for (int32_t i = 0; i < t.ndim; ++i) {
+            if (t.shape[i] == 1) continue;
+            if (t.strides[i] != expect) { f = false; break; }
+            expect *= t.shape[i];
+        }
+    }
+    return c || f;
+}
+
+/// Does any dimension of more than one element step backwards? (NULL strides never do.)
+inline bool has_negative_stride(const dlpack::Tensor &t) noexcept {
+    if (!t.strides) return false;
+    for (int32_t i = 0; i < t.ndim; ++i)
+        if (t.strides[i] < 0 && t.shape[i] > 1) return true;
+    return false;
+}
+
+/// The same elements with every stride made non-negative: `out` views the same memory from its lowest
+/// address (`strides` receives the strides, `t.ndim` entries; shape is shared with `t`), and
+/// `flip_dims[0..*n_flip)` lists the dimensions to reverse to get `t` back. For consumers that cannot
+/// hold negative strides (PyTorch). Requires strides (call only when `has_negative_stride(t)`).
+inline void positive_view(const dlpack::Tensor &t, dlpack::Tensor &out, int64_t *strides, int64_t *flip_dims,
+                          int32_t *n_flip) noexcept {
+    out = t;
+    int64_t first = 0;  // element offset of the lowest address, from the current first element
+    *n_flip = 0;
+    const bool empty = element_count(t) == 0;
+    for (int32_t i = 0; i < t.ndim; ++i) {
+        strides[i] = t.strides[i] < 0 ? -t.strides[i] : t.strides[i];
+        if (t.strides[i] < 0 && t.shape[i] > 1 && !empty) {
+            first += t.strides[i] * (t.shape[i] - 1);
+            flip_dims[(*n_flip)++] = i;
+        }
+    }
+    out.data = (char *) t.data + t.byte_offset + first * (int64_t) ((t.dtype.bits + 7) / 8);
+    out.byte_offset = 0;
+    out.strides = strides;
+}
+
+} // namespace dlt
