@@ -58,10 +58,12 @@ def load_modules():
         pb = None
     try:
         import tvm_ffi.cpp
+        start = time.monotonic()
         progress("[bench] building the apache-tvm-ffi module (cached after the first run) ...")
         tvm = tvm_ffi.cpp.load_inline("dltensor_bench_tvm", cpp_sources=TVM_SOURCE,
                                       functions=["tvm_floor_0", "tvm_1", "tvm_3"],
                                       build_directory=str(HERE / ".build" / "tvm"))
+        progress(f"[bench] built in {time.monotonic() - start:.0f} s")
     except Exception as e:  # not installed, or it cannot build here
         print(f"apache-tvm-ffi rows skipped: {e!r}"[:200])
         tvm = None
