@@ -66,3 +66,4 @@ void init_ndarray_compat(py::module_ &m);  // nanobind only: py::dltensor is an 
 #endif
 void init_torch(py::module_ &m);
 void init_properties(py::module_ &m);
+void init_producers(py::module_ &m);

@@ -18,4 +18,5 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
 #endif
     init_torch(m);
     init_properties(m);
+    init_producers(m);
 }

@@ -247,9 +247,6 @@ inline PyObject *call_method0(PyObject *obj, const char *name) noexcept {
 }
 } // namespace detail
 
-/// Framework numbers (the annotations' `value`s).
-enum framework_id : int { fw_none = 0, fw_numpy = 1, fw_pytorch = 2, fw_tensorflow = 3, fw_jax = 4,
-                          fw_cupy = 5, fw_mlx = 8 };
 
 /// The Python object a binding returns for `h`: that framework's tensor (a view, or a copy when `copy`).
 /// New reference, or NULL with an error set.
@@ -281,6 +278,8 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
         bits.dtype = {dlpack::uint_, 16, 1};
         return numpy_bfloat16_view(detail::export_view_of(h, bits, fw_numpy, copy));
     }
+    if (immutable_needs_copy(t, framework) || (copy && (framework == fw_jax || framework == fw_tensorflow)))
+        return immutable_from_numpy(export_tensor(h, fw_numpy, true), framework);
     if (framework == fw_pytorch && has_negative_stride(t)) {  // positive strides, then flip (a copy)
         dlpack::Tensor pos;
         int64_t strides[dlpack::max_ndim], dims[dlpack::max_ndim];
@@ -339,17 +338,7 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
             Py_DECREF(obj);
             return arr && copy ? detail::call_method0(arr, "copy") : arr;
         }
-        case fw_tensorflow: {
-            // TensorFlow aborts on misaligned DLPack memory (see nanobind.h); its tensors are immutable,
-            // so misaligned (or copied) data goes through a NumPy copy.
-            auto addr = (uintptr_t) t.data + t.byte_offset;
-            if (copy || (t.device.device_type == dlpack::cpu && addr % 64 != 0)) {
-                PyObject *arr = export_tensor(h, fw_numpy, true);
-                if (!arr) return nullptr;
-                PyObject *out = detail::call_function("tensorflow", "convert_to_tensor", arr);
-                Py_DECREF(arr);
-                return out;
-            }
+        case fw_tensorflow: {  // C-ordered, 64-byte aligned CPU memory (else copied above)
             PyObject *cap = make_capsule(h, false);
             if (!cap) return nullptr;
             PyObject *out = detail::call_function("tensorflow.experimental.dlpack", "from_dlpack", cap);

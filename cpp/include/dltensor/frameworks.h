@@ -14,6 +14,7 @@
 
 #include "dlpack.h"
 #include "dtypes.h"
+#include "strides.h"
 
 namespace dlt {
 
@@ -109,6 +110,36 @@ inline PyObject *jax_capsule_from_array(PyObject *array) noexcept {
         return nullptr;
     }
     return capsule;
+}
+
+/// Framework numbers (the annotations' `value`s; nanobind's numbering).
+enum framework_id : int { fw_none = 0, fw_numpy = 1, fw_pytorch = 2, fw_tensorflow = 3, fw_jax = 4,
+                          fw_cupy = 5, fw_mlx = 8 };
+
+/// Must a CPU tensor reach JAX or TensorFlow as a copy? JAX adopts only compact strides (C or F order:
+/// "Only DLPack tensors with trivial (compact) striding are supported"); TensorFlow only C order, and it
+/// aborts the process in the first kernel that needs 64-byte alignment of memory it adopted. Their arrays
+/// are immutable, so a copy cannot be told from a view.
+inline bool immutable_needs_copy(const dlpack::Tensor &t, int framework) noexcept {
+    if (t.device.device_type != dlpack::cpu) return false;  // device memory: the framework decides
+    if (framework == fw_jax) return !has_order(t, 'A');
+    if (framework != fw_tensorflow) return false;
+    return !has_order(t, 'C') || ((uintptr_t) t.data + t.byte_offset) % 64 != 0;
+}
+
+/// Hands a NumPy array (a C-ordered copy) to JAX (`jax.numpy.asarray`) or TensorFlow
+/// (`tensorflow.convert_to_tensor`), which copy it into memory of their own. Steals `array`; a new
+/// reference, or NULL with an error set.
+inline PyObject *immutable_from_numpy(PyObject *array, int framework) noexcept {
+    if (!array) return nullptr;
+    const bool jax = framework == fw_jax;
+    PyObject *mod = PyImport_ImportModule(jax ? "jax.numpy" : "tensorflow");
+    PyObject *fn = mod ? PyObject_GetAttrString(mod, jax ? "asarray" : "convert_to_tensor") : nullptr;
+    PyObject *out = fn ? PyObject_Vectorcall(fn, &array, 1, nullptr) : nullptr;
+    Py_XDECREF(fn);
+    Py_XDECREF(mod);
+    Py_DECREF(array);
+    return out;
 }
 
 /// NumPy's largest `ndim` (NPY_MAXDIMS in NumPy 2; 32 in NumPy 1, which refuses more itself).

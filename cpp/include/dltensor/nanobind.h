@@ -183,19 +183,17 @@ private:
 
 NAMESPACE_BEGIN(detail)
 
-/// A TensorFlow tensor holding a copy of `t` (see the caster's from_cpp). NULL with an error set on failure.
-inline handle tensorflow_copy(const ndarray<> &t, cleanup_list *cleanup) noexcept {
-    handle arr = make_caster<ndarray<numpy>>::from_cpp(ndarray<numpy>(t.handle()), rv_policy::copy, cleanup);
-    if (!arr.is_valid()) return handle();
-    object copy = steal(arr);
-    try {
-        return module_::import_("tensorflow").attr("convert_to_tensor")(copy).release();
-    } catch (python_error &e) {
-        e.restore();
-    } catch (...) {
-        PyErr_SetString(PyExc_RuntimeError, "dltensor: could not convert the result to a TensorFlow tensor");
-    }
-    return handle();
+/// The DLPack view of a valid nanobind ndarray (shape and strides borrowed from it).
+template <typename... Args> dlt::dlpack::Tensor dltensor_view_of(const ndarray<Args...> &t) noexcept {
+    dlt::dlpack::Tensor v{};
+    v.data = const_cast<void *>((const void *) t.data_handle());
+    v.device = {t.device_type(), t.device_id()};
+    v.ndim = (int32_t) t.ndim();
+    v.dtype = {t.dtype().code, t.dtype().bits, t.dtype().lanes};
+    v.shape = const_cast<int64_t *>(t.shape_ptr());
+    v.strides = const_cast<int64_t *>(t.stride_ptr());
+    v.byte_offset = t.byte_offset();
+    return v;
 }
 
 /// Hands a tensor to a framework through its exchange API (`managed_tensor_to_py_object_no_sync`). The
@@ -272,11 +270,15 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     /// Would nanobind's export hand out a view (no copy) under this policy? The fast export routes
     /// below apply only then; `reference_internal` (which attaches a parent) stays with nanobind.
     static bool exports_view(const Value &tensor, rv_policy policy) noexcept {
-        const bool copy = policy == rv_policy::copy || policy == rv_policy::move ||
-                          ((policy == rv_policy::automatic || policy == rv_policy::automatic_reference) &&
-                           !tensor.m_owned);
-        return tensor.is_valid() && !copy && policy != rv_policy::reference_internal &&
+        return tensor.is_valid() && !copies(tensor, policy) && policy != rv_policy::reference_internal &&
                policy != rv_policy::none;
+    }
+
+    /// Does nanobind's export copy under this policy? `copy`, `move`, and the automatic policies for a
+    /// tensor without an owner.
+    static bool copies(const Value &tensor, rv_policy policy) noexcept {
+        return policy == rv_policy::copy || policy == rv_policy::move ||
+               ((policy == rv_policy::automatic || policy == rv_policy::automatic_reference) && !tensor.m_owned);
     }
 
     /// Exports another view (`data`, `strides`, `dtype`) of `tensor`'s memory as framework `F`. The view's
@@ -321,14 +323,21 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                     tensor, policy, cleanup, (uint8_t *) tensor.data_handle() + tensor.byte_offset(),
                     tensor.stride_ptr(), nanobind::dtype<uint16_t>()).ptr());
         }
+        if constexpr (std::is_same_v<Framework, jax> || std::is_same_v<Framework, tensorflow>) {
+            // Immutable frameworks: a C-ordered NumPy copy where they cannot adopt the memory (frameworks.h),
+            // and for the copy policies.
+            if (tensor.is_valid() && (dlt::immutable_needs_copy(dltensor_view_of(tensor), Framework::value) ||
+                                      copies(tensor, policy)))
+                return dlt::immutable_from_numpy(
+                    type_caster<dltensor<numpy>>::from_cpp(dltensor<numpy>(tensor.handle()), rv_policy::copy,
+                                                           cleanup).ptr(),
+                    Framework::value);
+        }
         if constexpr (std::is_same_v<Framework, pytorch>) {
             // PyTorch tensors cannot have negative strides (torch.from_dlpack aborts on them): export the
             // positive-stride view and flip it back (a copy).
             if (tensor.is_valid()) {
-                dlt::dlpack::Tensor t{tensor.data_handle(), {tensor.device_type(), tensor.device_id()},
-                                      (int32_t) tensor.ndim(), {}, const_cast<int64_t *>(tensor.shape_ptr()),
-                                      const_cast<int64_t *>(tensor.stride_ptr()), tensor.byte_offset()};
-                t.dtype = {tensor.dtype().code, tensor.dtype().bits, tensor.dtype().lanes};
+                const dlt::dlpack::Tensor t = dltensor_view_of(tensor);
                 if (dlt::has_negative_stride(t)) {
                     dlt::dlpack::Tensor pos;
                     int64_t strides[dlt::dlpack::max_ndim], dims[dlt::dlpack::max_ndim];
@@ -358,14 +367,6 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                                                             tensor.device_type());
                 if (arr || PyErr_Occurred()) return arr;
             }
-        }
-        if constexpr (std::is_same_v<Framework, tensorflow>) {
-            // TensorFlow adopts DLPack memory without checking alignment and aborts the process in the
-            // first kernel that needs 64-byte alignment. Its tensors are immutable, so a copy is
-            // indistinguishable from a view: misaligned CPU data is copied through NumPy.
-            auto addr = (uintptr_t) tensor.data();
-            if (tensor.is_valid() && tensor.device_type() == device::cpu::value && addr % 64 != 0)
-                return tensorflow_copy(ndarray<>(tensor.handle()), cleanup);
         }
         return make_caster<Export>::from_cpp(Export(tensor.handle()), policy, cleanup);
     }

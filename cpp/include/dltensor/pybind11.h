@@ -1,5 +1,5 @@
 // dltensor/pybind11.h: the pybind11 backend. `pybind11::dltensor<Annotations...>` has the same spelling,
-// accessors and semantics as the nanobind backend's (see ../shared/API.md):
+// accessors and semantics as the nanobind backend's (see docs/reference.md):
 //
 //   #include <dltensor/pybind11.h>
 //   namespace py = pybind11;

@@ -70,7 +70,7 @@ struct torch_checks {
 /// inference modes, the autograd version counter, and `torch.Tensor`'s exchange API.
 struct torch_process {
     PyObject *grad_enabled = nullptr;       ///< `torch._C.is_grad_enabled`
-    PyObject *inference_enabled = nullptr;  ///< `torch._C._is_inference_mode_enabled`
+    PyObject *inference_enabled = nullptr;  ///< `torch._C.is_inference_mode_enabled`
     PyObject *increment_version = nullptr;  ///< `torch._C._increment_version` (takes a tuple of tensors)
     const dlpack::ExchangeAPI *api = nullptr;
 
@@ -83,7 +83,7 @@ struct torch_process {
             PyErr_Clear();
             if (c) {
                 r.grad_enabled = PyObject_GetAttrString(c, "is_grad_enabled");                 // kept
-                r.inference_enabled = PyObject_GetAttrString(c, "_is_inference_mode_enabled");  // kept
+                r.inference_enabled = PyObject_GetAttrString(c, "is_inference_mode_enabled");   // kept
                 r.increment_version = PyObject_GetAttrString(c, "_increment_version");         // kept
                 PyErr_Clear();
             }

@@ -1,0 +1,329 @@
+"""The producer matrix: tensors as users bring them (subclasses, read-only and misaligned buffers, memmaps,
+PyTorch views autograd tracks, inference tensors, JAX and TensorFlow arrays, ml_dtypes bfloat16, raw
+capsules), each through every parameter kind (typed read-only, read-only without conversion, writable),
+on both backends and both import paths (the `m` fixture); and returns of every dtype, in every layout,
+to every framework. Process-level lifecycles (deletion, exit, other threads) are in test_lifecycle.py."""
+import array
+import struct
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+tf = pytest.importorskip("tensorflow")
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+INCOMPATIBLE = "incompatible function arguments"
+VALUES = [1.0, 2.0, 3.0]
+
+
+class MyTensor(torch.Tensor):
+    """A user's torch.Tensor subclass (as torchvision's tv_tensors are)."""
+
+
+class MyArray(np.ndarray):
+    """A user's numpy.ndarray subclass."""
+
+
+class Case:
+    """One producer's float32 tensor holding VALUES (logically). `writable`: a writable parameter must
+    accept it, and a write must be visible through `readback()`; `direct`: accepted without a conversion
+    (`.noconvert()` parameters)."""
+
+    def __init__(self, obj, readback=None, writable=True, direct=True, keep=()):
+        self.obj, self.readback, self.writable, self.direct, self.keep = obj, readback, writable, direct, keep
+
+
+def _np(writeable=True):
+    a = np.array(VALUES, np.float32)
+    a.flags.writeable = writeable
+    return Case(a, lambda: a.tolist(), writable=writeable)
+
+
+def _np_misaligned():
+    buf = bytearray(4 * 3 + 1)
+    a = np.frombuffer(buf, np.float32, count=3, offset=1)
+    a[:] = VALUES
+    assert a.ctypes.data % 4 != 0
+    # A typed pointer is never misaligned: read-only parameters get an aligned copy, writable ones refuse.
+    return Case(a, lambda: a.tolist(), writable=False, direct=False)
+
+
+def _np_memmap(tmp_path):
+    mm = np.memmap(tmp_path / "mm.bin", dtype=np.float32, mode="w+", shape=(3,))
+    mm[:] = VALUES
+    return Case(mm, lambda: mm.tolist())
+
+
+def _torch_neg(subclass):
+    base = torch.tensor([-v for v in VALUES])
+    t = torch._neg_view(base)  # logically VALUES; memory holds their negation
+    if subclass:
+        t = t.as_subclass(MyTensor)
+    assert t.is_neg()
+    # Memory does not hold the values: read-only parameters get them materialized, writable ones refuse.
+    return Case(t, lambda: t.tolist(), writable=False, direct=False)
+
+
+def _torch_conj_real_view(subclass):
+    c = torch.tensor([v - 1j for v in VALUES], dtype=torch.complex64).conj()  # logically v + 1j
+    if subclass:
+        c = c.as_subclass(MyTensor)
+    return Case(c.real, lambda: c.real.tolist(), writable=True)
+
+
+def _torch_inference():
+    with torch.inference_mode():
+        t = torch.tensor(VALUES)
+    return Case(t, lambda: t.tolist(), writable=False)  # only inside torch.inference_mode()
+
+
+def _capsule():
+    a = np.array(VALUES, np.float32)
+    return Case(a.__dlpack__(max_version=(1, 0)), lambda: a.tolist(), keep=(a,))
+
+
+def _read_only_memoryview():
+    return Case(memoryview(struct.pack("3f", *VALUES)).cast("f"), None, writable=False)
+
+
+def _array_array():
+    a = array.array("f", VALUES)
+    return Case(a, lambda: list(a))
+
+
+def _memoryview():
+    b = bytearray(struct.pack("3f", *VALUES))
+    return Case(memoryview(b).cast("f"), lambda: list(struct.unpack("3f", b)))
+
+
+PRODUCERS = {
+    "numpy": lambda tmp: _np(),
+    "numpy read-only": lambda tmp: _np(writeable=False),
+    "numpy subclass": lambda tmp: (lambda a: Case(a, lambda: a.tolist()))(np.array(VALUES, np.float32).view(MyArray)),
+    "numpy matrix": lambda tmp: (lambda a: Case(a, lambda: np.asarray(a).ravel().tolist()))(np.matrix([VALUES], np.float32)),
+    "numpy memmap": _np_memmap,
+    "numpy strided": lambda tmp: (lambda b: Case(b[::2], lambda: b[::2].tolist()))(np.array([1, 0, 2, 0, 3], np.float32)),
+    "numpy misaligned": lambda tmp: _np_misaligned(),
+    "numpy big-endian": lambda tmp: (lambda a: Case(a, lambda: a.tolist(), writable=False, direct=False))(np.array(VALUES, ">f4")),
+    "torch": lambda tmp: (lambda t: Case(t, lambda: t.tolist()))(torch.tensor(VALUES)),
+    "torch subclass": lambda tmp: (lambda t: Case(t, lambda: t.tolist()))(torch.tensor(VALUES).as_subclass(MyTensor)),
+    "torch negative view": lambda tmp: _torch_neg(False),
+    "torch negative view subclass": lambda tmp: _torch_neg(True),
+    "torch real of conjugate": lambda tmp: _torch_conj_real_view(False),
+    "torch real of conjugate subclass": lambda tmp: _torch_conj_real_view(True),
+    "torch parameter": lambda tmp: (lambda p: Case(p, lambda: p.tolist(), writable=False))(torch.nn.Parameter(torch.tensor(VALUES))),
+    "torch requires_grad subclass": lambda tmp: (lambda t: Case(t, lambda: t.tolist(), writable=False))(
+        torch.tensor(VALUES, requires_grad=True).as_subclass(MyTensor)),
+    "torch non-leaf": lambda tmp: (lambda t: Case(t, lambda: t.tolist(), writable=False))(
+        torch.tensor(VALUES, requires_grad=True) * 1),
+    "torch detached": lambda tmp: (lambda t: Case(t, lambda: t.tolist()))(torch.tensor(VALUES, requires_grad=True).detach()),
+    "torch inference": lambda tmp: _torch_inference(),
+    "torch misaligned": lambda tmp: (lambda b: Case(torch.frombuffer(b, dtype=torch.float32, offset=1, count=3), None,
+                                                    writable=False, direct=False))(bytearray(b"\0" + struct.pack("3f", *VALUES))),
+    "jax": lambda tmp: Case(jnp.array(VALUES, jnp.float32), None, writable=False),
+    "tensorflow": lambda tmp: Case(tf.constant(VALUES, tf.float32), None, writable=False),
+    "capsule": lambda tmp: _capsule(),
+    "read-only memoryview": lambda tmp: _read_only_memoryview(),
+    "array.array": lambda tmp: _array_array(),
+    "memoryview": lambda tmp: _memoryview(),
+}
+
+
+@pytest.fixture(params=sorted(PRODUCERS))
+def case(request, tmp_path):
+    return PRODUCERS[request.param](tmp_path)
+
+
+def test_read_only_parameter_reads_the_logical_values(m, case):
+    assert m.read_f32(case.obj) == VALUES
+
+
+def test_read_only_parameter_without_conversion_binds_only_direct_sources(m, case):
+    if case.direct:
+        assert m.read_f32_noconvert(case.obj) == VALUES
+    else:
+        with pytest.raises(TypeError, match=INCOMPATIBLE):
+            m.read_f32_noconvert(case.obj)
+
+
+def test_writable_parameter_writes_reach_the_caller_or_the_call_fails(m, case):
+    if case.writable:
+        m.write_f32(case.obj, 7.0)
+        assert case.readback() == [7.0] * 3
+    else:
+        with pytest.raises(TypeError, match=INCOMPATIBLE):
+            m.write_f32(case.obj, 7.0)
+        if case.readback:
+            assert case.readback() == VALUES  # nothing was written
+
+
+def test_typed_pointers_are_aligned(m):
+    buf = bytearray(8 * 4 + 1)
+    a = np.frombuffer(buf, np.float64, count=4, offset=1)
+    a[:] = [1, 2, 3, 4]
+    assert m.f64_address(a) % 8 == 0
+    b = np.frombuffer(bytearray(8 * 4 + 1), np.float64, count=4, offset=1)
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.write_f64_address(b)  # writable never receives a misaligned pointer (nor a copy)
+
+
+# ---- PyTorch's in-place rules ----------------------------------------------------------------------
+
+def test_writes_bump_the_autograd_version_counter(m):
+    a = torch.ones(3)
+    w = torch.ones(3, requires_grad=True)
+    loss = (w * a).sum()  # autograd saved `a`
+    version = a._version
+    m.write_f32(a, 2.0)
+    assert a._version > version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_writes_through_a_view_bump_the_base_version(m):
+    base = torch.ones(6)
+    version = base._version
+    m.write_f32(base[::2], 5.0)
+    assert base._version > version and base.tolist() == [5, 1, 5, 1, 5, 1]
+
+
+def test_leaf_requiring_grad_is_writable_under_no_grad_only(m):
+    p = torch.nn.Parameter(torch.zeros(3))
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.write_f32(p, 1.0)
+    with torch.no_grad():
+        m.write_f32(p, 1.0)
+    assert p.tolist() == [1, 1, 1] and p.requires_grad
+
+
+def test_inference_tensor_is_writable_inside_inference_mode_only(m):
+    with torch.inference_mode():
+        t = torch.zeros(3)
+        m.write_f32(t, 4.0)
+    assert t.tolist() == [4, 4, 4]
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.write_f32(t, 5.0)
+
+
+def test_subclass_negative_view_reads_the_sign_and_refuses_writes(m):
+    t = torch._neg_view(torch.tensor([1.0, 2.0, 3.0])).as_subclass(MyTensor)
+    assert m.read_f32(t) == [-1.0, -2.0, -3.0]
+    assert m.values(t) == [-1.0, -2.0, -3.0]
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.write_f32(t, 1.0)
+
+
+def test_subclass_overriding_queries_cannot_hide_a_negative_view(m):
+    class Liar(torch.Tensor):
+        def is_neg(self):
+            return False
+
+    t = torch._neg_view(torch.tensor([1.0, 2.0])).as_subclass(Liar)
+    assert m.read_f32(t) == [-1.0, -2.0]
+
+
+def test_subclass_conjugate_view_reads_the_sign(m):
+    c = torch.tensor([1 + 2j]).conj().as_subclass(MyTensor)
+    assert m.values(c) == [1 - 2j]
+
+
+# ---- bfloat16 from every producer that has it --------------------------------------------------------
+
+BF16 = [1.0, -2.5, 3.0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.array(BF16, ml_dtypes.bfloat16),
+    lambda: np.array(BF16, ml_dtypes.bfloat16).view(MyArray),
+    lambda: np.asarray(jnp.array(BF16, jnp.bfloat16)),
+    lambda: jnp.array(BF16, jnp.bfloat16),
+    lambda: torch.tensor(BF16, dtype=torch.bfloat16),
+    lambda: tf.constant(BF16, tf.bfloat16),
+], ids=["ml_dtypes", "ml_dtypes subclass", "numpy from jax", "jax", "torch", "tensorflow"])
+def test_bfloat16_parameters_read_every_producer(m, make):
+    assert m.read_bf16(make()) == BF16
+
+
+def test_bfloat16_numpy_writes_reach_the_array(m):
+    a = np.zeros(3, ml_dtypes.bfloat16)
+    m.write_bf16(a, 1.5)
+    assert a.astype(np.float32).tolist() == [1.5] * 3
+
+
+# ---- JAX -----------------------------------------------------------------------------------------------
+
+def test_deleted_jax_array_is_refused(m):
+    z = jnp.arange(3.0, dtype=jnp.float32)
+    z.delete()
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.read_f32(z)
+
+
+def test_const_jax_float64_return(m):
+    out = m.ret_jax_const_f64(3)
+    assert isinstance(out, jax.Array) and out.tolist() == [0.5, 1.5, 2.5]
+
+
+# ---- returns: every dtype, every layout, every framework -------------------------------------------
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+          "bfloat16", "float32", "float64", "complex64", "complex128"]
+LAYOUTS = ["C", "F", "neg", "zero"]
+FRAMEWORKS = ["numpy", "pytorch", "jax", "tensorflow", "none"]
+
+
+def expected_2x3(dtype, layout):
+    def value(k):
+        if dtype == "bool":
+            return k % 2 == 1
+        if dtype.startswith("complex"):
+            return complex(k, -k)
+        return float(k)
+    rows = [[value(3 * i + j) for j in range(3)] for i in range(2)]
+    return [rows[0], rows[0]] if layout == "zero" else rows
+
+
+def as_lists(fw, out, dtype, m):
+    if fw == "pytorch":
+        assert isinstance(out, torch.Tensor) and out.dtype == getattr(torch, dtype)
+        if dtype != "bool":
+            out = out.to(torch.complex128 if dtype.startswith("complex") else torch.float64)
+        return out.tolist()
+    if fw == "none":
+        assert hasattr(out, "__dlpack__") and hasattr(out, "__dlpack_device__")
+        flat = m.values(out)
+        return [flat[:3], flat[3:]]
+    if fw == "numpy":
+        assert isinstance(out, np.ndarray)
+        arr = out
+    elif fw == "jax":
+        assert isinstance(out, jax.Array)
+        arr = np.asarray(out)
+    else:
+        assert isinstance(out, tf.Tensor)
+        arr = out.numpy()
+    want = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    assert arr.dtype == want
+    if dtype == "bool":
+        return arr.tolist()
+    return arr.astype(np.complex128 if dtype.startswith("complex") else np.float64).tolist()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_return_has_the_framework_dtype_and_values(backend_module, fw, dtype, layout):
+    m = backend_module
+    out = getattr(m, "ret_" + fw)(dtype, layout)
+    assert as_lists(fw, out, dtype, m) == expected_2x3(dtype, layout)
+
+
+def test_consumer_errors_survive_the_capsule(backend_module):
+    # NumPy refuses bfloat16 DLPack: its own error reaches the caller, not a SystemError.
+    out = backend_module.ret_none("bfloat16", "C")
+    with pytest.raises((BufferError, TypeError, RuntimeError)) as info:
+        np.from_dlpack(out)
+    assert not isinstance(info.value, SystemError)
