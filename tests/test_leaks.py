@@ -14,7 +14,13 @@ torch = pytest.importorskip("torch")
 jnp = pytest.importorskip("jax.numpy")
 tf = pytest.importorskip("tensorflow")
 
-CALLS = 100_000
+CALLS = 100_000  # per path
+SLOW_PATHS = ("return jax", "tensorflow", "exporter")  # slow producers: a tenth of the calls
+SLOW_CALLS = CALLS // 10
+WARMUP = 2000  # calls before measuring
+COUNTED_DELETERS = ("capsule", "exporter")  # paths whose producer deleters the module counts
+TRACED_LIMIT = 64 * 1024  # bytes of Python memory (tracemalloc) a path may retain over its calls
+RSS_LIMIT = 8 * 1024 * 1024  # bytes of resident set growth a path may cause (not under the sanitizers)
 
 
 def rss_bytes():
@@ -53,8 +59,8 @@ PATHS = {
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_100k_calls_do_not_leak(m, path):
     fn = PATHS[path]
-    calls = CALLS // 10 if path in ("return jax", "tensorflow", "exporter") else CALLS  # slow producers
-    for _ in range(2000):
+    calls = SLOW_CALLS if path in SLOW_PATHS else CALLS
+    for _ in range(WARMUP):
         fn(m)
     gc.collect()
     rss0 = rss_bytes()
@@ -71,9 +77,9 @@ def test_100k_calls_do_not_leak(m, path):
     rss = rss_bytes() - rss0
     if path.startswith("return"):  # every returned tensor's owner released exactly once
         assert m.owner_frees() - frees0 == calls
-    if path in ("capsule", "exporter"):  # every producer deleter run exactly once
+    if path in COUNTED_DELETERS:  # every producer deleter run exactly once
         assert m.deleter_calls() - deleters0 == calls
     print(f"\n{path}: {calls} calls, traced {traced} B, rss {rss / 1024:.0f} KiB")
-    assert traced < 64 * 1024, f"{path}: {traced} B of Python memory retained"
+    assert traced < TRACED_LIMIT, f"{path}: {traced} B of Python memory retained"
     if not SANITIZE:  # AddressSanitizer's quarantine holds freed memory by design
-        assert rss < 8 * 1024 * 1024, f"{path}: RSS grew by {rss} B"
+        assert rss < RSS_LIMIT, f"{path}: RSS grew by {rss} B"

@@ -8,7 +8,11 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-EXAMPLES = 500
+EXAMPLES = 500  # per property and parametrization
+MAX_DIMS = 8
+MAX_EXTENT = 4  # extents drawn from 0..MAX_EXTENT
+MAX_ELEMENTS = 4096
+STEPS = [1, 1, 2, -1, -2, 3]  # slice steps (1 drawn twice as often)
 PROPERTY = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -16,7 +20,8 @@ DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
 TORCH_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "float16", "bfloat16", "float32",
                 "float64", "complex64", "complex128"]
 
-shapes = st.lists(st.integers(0, 4), min_size=0, max_size=8).filter(lambda s: int(np.prod(s)) <= 4096)
+shapes = st.lists(st.integers(0, MAX_EXTENT), min_size=0, max_size=MAX_DIMS).filter(
+    lambda s: int(np.prod(s)) <= MAX_ELEMENTS)
 
 
 @st.composite
@@ -26,7 +31,7 @@ def views(draw, dtypes):
     dtype = draw(st.sampled_from(dtypes))
     slices = []
     for n in shape:
-        step = draw(st.sampled_from([1, 1, 2, -1, -2, 3]))
+        step = draw(st.sampled_from(STEPS))
         start = draw(st.integers(0, max(n - 1, 0)))
         slices.append(slice(start if step > 0 else None, None, step) if n else slice(None))
     perm = draw(st.permutations(range(len(shape))))

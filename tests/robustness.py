@@ -1,0 +1,377 @@
+"""Generates README.md's robustness table from the test suite itself: every figure comes from the tests
+pytest collects (their parametrizations, counted) and from the test modules' own constants (producers,
+dtypes, bounds), never from typed numbers. The words say what a group of tests checks; each group names
+its test functions, and the generator fails when one of them no longer exists.
+
+    python tests/robustness.py           prints the table
+    python tests/robustness.py --write   rewrites the block between the markers in README.md
+    python tests/robustness.py --check   exits 1 when README.md's block is stale
+
+Collection only (`pytest --collect-only`, nothing is built or run); it needs the test extras (a test
+module skipped at collection would change the figures: exit status 3 then).
+"""
+import contextlib
+import io
+import math
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+README = ROOT / "README.md"
+START, END = "<!-- robustness:start -->", "<!-- robustness:end -->"
+INCOMPLETE = 3  # exit status when the environment cannot collect the whole suite
+
+
+class Incomplete(RuntimeError):
+    """Part of the suite was skipped at collection (a framework is missing)."""
+
+
+class _Recorder:
+    def __init__(self):
+        self.items, self.skipped, self.errors = [], [], []
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.errors.append(f"{report.nodeid}: {report.longrepr}")
+        elif report.skipped:
+            self.skipped.append(f"{report.nodeid}: {report.longrepr}")
+
+    def pytest_collection_modifyitems(self, items):
+        self.items = list(items)
+
+
+class Collected:
+    """One collected test: its file (relative to the root), function, and parameters."""
+
+    def __init__(self, item):
+        self.file = Path(item.path).resolve().relative_to(ROOT).as_posix()
+        self.function = item.originalname
+        self.params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
+        self.item = item
+
+
+class Suite:
+    """The collected suite: counts and the test modules' constants."""
+
+    def __init__(self, items):
+        self.tests = [Collected(i) for i in items]
+        self.modules = {t.file: t.item.module for t in self.tests}
+
+    def module(self, file):
+        return self.modules[file]
+
+    def select(self, file, functions=None):
+        """The tests of `file` (of the named functions only, each of which must exist)."""
+        tests = [t for t in self.tests if t.file == file]
+        if functions is None:
+            assert tests, f"no tests collected from {file}"
+            return tests
+        present = {t.function for t in tests}
+        missing = [f for f in functions if f not in present]
+        assert not missing, f"{file}: {missing} not collected (update tests/robustness.py)"
+        return [t for t in tests if t.function in functions]
+
+    def functions(self, file):
+        return list(dict.fromkeys(t.function for t in self.select(file)))
+
+    def count(self, file, functions=None):
+        return len(self.select(file, functions))
+
+    def axes(self, file, function):
+        """{parameter: number of distinct values} of one test function, checked to be a full matrix."""
+        tests = self.select(file, [function])
+        axes = {}
+        for name in tests[0].params:
+            axes[name] = len({id(t.params[name]) for t in tests})
+        assert math.prod(axes.values()) == len(tests), f"{file}::{function} is not a full matrix: {axes}"
+        return axes
+
+    def matrix(self, file, function, labels):
+        """'a x b x c = n' for one test function: its axes, in the order and with the names of `labels`
+        ({parameter: plural noun}), every axis named."""
+        axes = self.axes(file, function)
+        assert set(axes) == set(labels), f"{file}::{function} has axes {sorted(axes)}, labels {sorted(labels)}"
+        parts = [f"{axes[p]} {noun}" for p, noun in labels.items()]
+        return " x ".join(parts) + f" = {math.prod(axes.values()):,}"
+
+    def parametrize_ids(self, file, function, argname):
+        """The ids given to `@pytest.mark.parametrize(argname, ..., ids=[...])`."""
+        item = self.select(file, [function])[0].item
+        for mark in item.iter_markers("parametrize"):
+            if mark.args[0] == argname:
+                return list(mark.kwargs["ids"])
+        raise AssertionError(f"{file}::{function}: no parametrize ids for {argname}")
+
+
+def collect() -> Suite:
+    recorder = _Recorder()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "tests"], plugins=[recorder])
+    finally:
+        os.chdir(cwd)
+    if recorder.errors or code != pytest.ExitCode.OK:
+        raise RuntimeError("collection failed:\n" + "\n".join(recorder.errors) + out.getvalue()[-4000:])
+    if recorder.skipped:
+        raise Incomplete("modules skipped at collection (install the test extras):\n" + "\n".join(recorder.skipped))
+    return Suite(recorder.items)
+
+
+# ---- the rows ---------------------------------------------------------------------------------------------
+
+BACKEND = {"backend_module": "backends"}
+M = {"m": "import paths", "backend_module": "backends"}  # the `m` fixture: both paths on both backends
+
+
+def code(names):
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def words(function):
+    return function.removeprefix("test_").replace("_", " ")
+
+
+def kib(n):
+    return f"{n / 1024:g} KiB" if n < 1024 * 1024 else f"{n / 1024 / 1024:g} MiB"
+
+
+def producers(s):
+    f = "tests/test_producers.py"
+    mod = s.module(f)
+    kinds = {  # the test functions that take a producer `case`, and the parameter kind each exercises
+        "test_read_only_parameter_reads_the_logical_values": "typed read-only",
+        "test_read_only_parameter_without_conversion_binds_only_direct_sources": "read-only `noconvert`",
+        "test_writable_parameter_writes_reach_the_caller_or_the_call_fails": "writable",
+    }
+    taking_case = [fn for fn in s.functions(f) if "case" in s.select(f, [fn])[0].params]
+    assert sorted(taking_case) == sorted(kinds), f"producer-matrix functions changed: {taking_case}"
+    per_kind = [s.axes(f, fn) for fn in kinds]
+    assert all(a == per_kind[0] for a in per_kind)
+    axes = per_kind[0]
+    assert axes["case"] == len(mod.PRODUCERS)
+    total = s.count(f, list(kinds))
+    matrix = (f"{axes['case']} producers x {len(kinds)} parameter kinds x {axes['m']} import paths x "
+              f"{axes['backend_module']} backends = {total:,}")
+    what = (f"Producers as users bring them ({code(mod.PRODUCERS)}), each through every parameter kind "
+            f"({', '.join(kinds.values())})")
+    hold = ("read-only: the logical values (negative and conjugate views materialized); `noconvert`: binds "
+            "only what needs no conversion or copy, else `TypeError`; writable: the write reaches the "
+            "caller, or `TypeError` and nothing written")
+    return f"producers (`{f}`)", what, hold, matrix
+
+
+def returns(s):
+    f = "tests/test_producers.py"
+    fn = "test_return_has_the_framework_dtype_and_values"
+    mod = s.module(f)
+    layout = {"C": "C order", "F": "Fortran order", "neg": "negative strides", "zero": "zero strides"}
+    assert set(mod.LAYOUTS) <= set(layout), f"unnamed layouts: {set(mod.LAYOUTS) - set(layout)}"
+    axes = s.axes(f, fn)
+    assert (axes["dtype"], axes["layout"], axes["fw"]) == (len(mod.DTYPES), len(mod.LAYOUTS), len(mod.FRAMEWORKS))
+    what = (f"Returns of every dtype ({code(mod.DTYPES)}) in every layout "
+            f"({', '.join(layout[l] for l in mod.LAYOUTS)}) to every framework ({code(mod.FRAMEWORKS)})")
+    hold = "the framework's own tensor type (a DLPack object for `none`), with the dtype and values C++ wrote"
+    matrix = s.matrix(f, fn, {"dtype": "dtypes", "layout": "layouts", "fw": "frameworks", **BACKEND})
+    return f"returns (`{f}`)", what, hold, matrix
+
+
+def producer_rules(s):
+    f = "tests/test_producers.py"
+    bf16 = "test_bfloat16_parameters_read_every_producer"
+    ids = s.parametrize_ids(f, bf16, "make")
+    rules = ["test_writes_bump_the_autograd_version_counter", "test_writes_through_a_view_bump_the_base_version",
+             "test_leaf_requiring_grad_is_writable_under_no_grad_only",
+             "test_inference_tensor_is_writable_inside_inference_mode_only"]
+    subclasses = ["test_subclass_negative_view_reads_the_sign_and_refuses_writes",
+                  "test_subclass_overriding_queries_cannot_hide_a_negative_view",
+                  "test_subclass_conjugate_view_reads_the_sign"]
+    matrices = ["test_read_only_parameter_reads_the_logical_values",
+                "test_read_only_parameter_without_conversion_binds_only_direct_sources",
+                "test_writable_parameter_writes_reach_the_caller_or_the_call_fails",
+                "test_return_has_the_framework_dtype_and_values"]
+    claimed = rules + subclasses + [bf16]
+    s.select(f, claimed + matrices)
+    rest = [fn for fn in s.functions(f) if fn not in claimed + matrices]
+    what = (f"PyTorch's in-place rules; `torch.Tensor` subclasses that are negative or conjugate views; "
+            f"bfloat16 from {len(ids)} producers ({', '.join(ids)}); the file's other tests")
+    hold = ("writes bump the autograd version counter (of a view's base too); a leaf requiring grad is "
+            "writable under `no_grad` only, an inference tensor inside `inference_mode` only; subclass views "
+            "read with their sign (even when they override the queries) and refuse writes; bfloat16 read "
+            "from every producer; " + "; ".join(words(fn) for fn in rest))
+    return f"PyTorch rules, bfloat16, JAX (`{f}`)", what, hold, f"{s.count(f, claimed + rest):,}"
+
+
+def lifecycles(s):
+    f = "tests/test_lifecycle.py"
+    mod = s.module(f)
+    held = "test_held_past_deletion_then_dropped_without_the_gil"
+    others = {
+        "test_tensors_held_in_statics_at_exit": f"all {len(mod.HELD)} held in C++ statics to interpreter exit",
+        "test_jax_array_deleted_while_held": "a JAX array `delete()`d while C++ holds it",
+        "test_multi_device_jax_arrays_are_refused_on_every_path": "sharded and replicated JAX arrays",
+        "test_negative_stride_pytorch_return_does_not_abort": "negative-stride PyTorch returns",
+    }
+    assert sorted(s.functions(f)) == sorted([held, *others]), f"{f} changed: {s.functions(f)}"
+    matrix = s.matrix(f, held, {"producer": "producers", "backend": "backends", "path": "import paths"})
+    rest = sum(s.count(f, [fn]) for fn in others)
+    what = (f"Each in a subprocess: tensors from {len(mod.HELD)} producers ({code(mod.HELD)}) held by C++ past "
+            f"their owner's deletion, then dropped without the GIL; " + "; ".join(others.values()))
+    hold = ("the process exits cleanly with the right values; held tensors read their values after the "
+            "producer's deletion; multi-device JAX arrays refused on every path")
+    return (f"lifecycles (`{f}`)", what, hold,
+            f"{matrix}, + {rest} = {s.count(f):,} subprocesses")
+
+
+def properties(s):
+    f = "tests/test_properties.py"
+    mod = s.module(f)
+    from hypothesis.internal.detection import is_hypothesis_test
+    tests = s.select(f)
+    props = [fn for fn in s.functions(f) if is_hypothesis_test(s.select(f, [fn])[0].item.obj)]
+    assert len(props) == len(s.functions(f)), "every test in test_properties.py is a property"
+    examples = {getattr(t.item.obj, "_hypothesis_internal_use_settings", mod.PROPERTY).max_examples for t in tests}
+    assert examples == {mod.EXAMPLES}, examples
+    axes = {tuple(sorted(s.axes(f, fn).items())) for fn in props}
+    assert len(axes) == 1, "every property runs on the same axes"
+    ax = dict(axes.pop())
+    steps = sorted(set(mod.STEPS))
+    what = (f"Hypothesis: random shapes (up to {mod.MAX_DIMS} dimensions, extents 0 to {mod.MAX_EXTENT}, "
+            f"at most {mod.MAX_ELEMENTS:,} elements), {len(mod.DTYPES)} NumPy and {len(mod.TORCH_DTYPES)} "
+            f"PyTorch dtypes, views with slice steps {', '.join(map(str, steps))}, transposes and broadcasts "
+            f"from NumPy and PyTorch; properties: " + "; ".join(words(fn) for fn in props))
+    hold = "C++ reads every element exactly as the framework does; writes land in place; returns hold the C++ pattern"
+    matrix = (f"{len(props)} properties x {ax['m']} import paths x {ax['backend_module']} backends = {len(tests)} "
+              f"tests, up to {mod.EXAMPLES} examples each: up to {len(tests) * mod.EXAMPLES:,} examples")
+    return "properties (`tests/test_properties.py`)", what, hold, matrix
+
+
+def bad_input(s):
+    f = "tests/test_bad_input.py"
+    mod = s.module(f)
+    per = {fn: s.axes(f, fn) for fn in s.functions(f)}
+    malformed = "test_malformed_capsule_is_rejected_and_not_consumed"
+    assert per[malformed]["case"] == len(mod.MALFORMED)
+    n = {fn: math.prod(v for k, v in a.items() if k not in M) for fn, a in per.items()}
+    runs = math.prod(per[malformed][k] for k in M)
+    assert all(math.prod(a[k] for k in M) == runs for a in per.values()), "every test runs on both paths and backends"
+    listed = ["test_non_tensors_are_rejected", "test_dlpack_that_raises_is_rejected",
+              "test_dlpack_returning_garbage_is_rejected", malformed]
+    s.select(f, listed)
+    rest = [fn for fn in s.functions(f) if fn not in listed]
+    what = (f"{len(mod.MALFORMED)} malformed capsule kinds ({', '.join(mod.MALFORMED)}), each as a raw "
+            f"capsule and from `__dlpack__`; {n['test_dlpack_that_raises_is_rejected']} raising and "
+            f"{n['test_dlpack_returning_garbage_is_rejected']} garbage-returning `__dlpack__`; "
+            f"{n['test_non_tensors_are_rejected']} non-tensors; {sum(n[fn] for fn in rest)} edge cases")
+    hold = ("each rejection a `TypeError`; a rejected capsule is never consumed, and its producer's deleter "
+            "runs exactly once; " + "; ".join(words(fn) for fn in rest))
+    cases = sum(n.values())
+    return (f"hostile inputs (`{f}`)", what, hold,
+            f"{cases} cases x {per[malformed]['m']} import paths x {per[malformed]['backend_module']} backends "
+            f"= {s.count(f):,}")
+
+
+def threads(s):
+    f = "tests/test_threads.py"
+    mod = s.module(f)
+    what = (f"{mod.THREADS} threads x {mod.ROUNDS} rounds; " + "; ".join(words(fn) for fn in s.functions(f)))
+    hold = "no crash; every owner and deleter runs exactly once, never without the GIL"
+    return f"threads (`{f}`)", what, hold, f"{s.count(f):,}"
+
+
+def leaks(s):
+    f = "tests/test_leaks.py"
+    mod = s.module(f)
+    assert set(mod.SLOW_PATHS) <= set(mod.PATHS) and set(mod.COUNTED_DELETERS) <= set(mod.PATHS)
+    returns = [p for p in mod.PATHS if p.startswith("return")]
+    what = (f"{mod.CALLS:,} repetitions of each call ({mod.SLOW_CALLS:,} for {code(mod.SLOW_PATHS)}) after "
+            f"{mod.WARMUP:,} warm-up calls, for {len(mod.PATHS)} calls that import or export: {code(mod.PATHS)}")
+    hold = (f"tracemalloc: less than {kib(mod.TRACED_LIMIT)} retained over each call's repetitions; resident "
+            f"set growth less than {kib(mod.RSS_LIMIT)} (not under the sanitizers); every owner of the "
+            f"{len(returns)} returns and every deleter of {code(mod.COUNTED_DELETERS)} released once per call")
+    return f"leaks (`{f}`)", what, hold, s.matrix(f, "test_100k_calls_do_not_leak", {"path": "calls", **M})
+
+
+def torch_specials(s):
+    f = "tests/test_torch.py"
+    what = "PyTorch beyond DLPack: special tensors the C API does not flag, streams, tensors PyTorch allocates"
+    hold = "; ".join(words(fn) for fn in s.functions(f))
+    return f"PyTorch specials (`{f}`)", what, hold, f"{s.count(f):,}"
+
+
+def sanitizers(s):
+    script = (TESTS / "sanitize.sh").read_text()
+    for option in ("halt_on_error=1", "abort_on_error=1"):
+        assert option in script, f"tests/sanitize.sh no longer sets {option}"
+    ci = [l.split() for l in (ROOT / ".ci" / "run").read_text().splitlines() if "tests/sanitize.sh" in l
+          and not l.lstrip().startswith("#")]
+    assert ci and all(set(l[l.index("tests/sanitize.sh") + 1:]) <= {"-q", "tests"} for l in ci), \
+        ".ci/run must run the whole suite under tests/sanitize.sh"
+    backends = len(sys.modules["conftest"].BACKENDS)
+    what = (f"AddressSanitizer + UBSan (`bash tests/sanitize.sh`, also in CI: `.ci/run`): the whole suite, "
+            f"{backends} backends")
+    hold = "no sanitizer report (any report aborts the run)"
+    return "sanitizers (`tests/sanitize.sh`)", what, hold, f"{len(s.tests):,} (the whole suite)"
+
+
+ROWS = [producers, returns, producer_rules, lifecycles, properties, bad_input, threads, leaks, torch_specials,
+        sanitizers]
+
+
+def table(s: Suite) -> str:
+    lines = [
+        f"Generated from the suite by `python tests/robustness.py --write` (collection only: "
+        f"{len(s.tests):,} tests in one `python -m pytest` run, both backends); `tests/test_robustness_table.py` "
+        f"fails when this block is stale. *Tests per run* counts collected tests; property tests run many "
+        f"examples each.",
+        "",
+        "| suite | what is tested | what must hold | tests per run |",
+        "|---|---|---|---|",
+    ]
+    for row in ROWS:
+        cells = [c.replace("|", "\\|") for c in row(s)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def block(text: str) -> str:
+    """README.md's current block (between the markers, exclusive)."""
+    start, end = text.index(START) + len(START), text.index(END)
+    return text[start:end].strip("\n")
+
+
+def write(generated: str) -> bool:
+    text = README.read_text()
+    start, end = text.index(START) + len(START), text.index(END)
+    new = text[:start] + "\n" + generated + "\n" + text[end:]
+    if new != text:
+        README.write_text(new)
+    return new != text
+
+
+def main(argv):
+    try:
+        generated = table(collect())
+    except Incomplete as e:
+        print(e, file=sys.stderr)
+        return INCOMPLETE
+    if "--write" in argv:
+        print("README.md rewritten" if write(generated) else "README.md already up to date")
+    elif "--check" in argv:
+        if block(README.read_text()) != generated:
+            print("README.md's robustness table is stale: run python tests/robustness.py --write", file=sys.stderr)
+            return 1
+    else:
+        print(generated)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
