@@ -67,3 +67,4 @@ void init_ndarray_compat(py::module_ &m);  // nanobind only: py::dltensor is an 
 void init_torch(py::module_ &m);
 void init_properties(py::module_ &m);
 void init_producers(py::module_ &m);
+void init_identity(py::module_ &m);

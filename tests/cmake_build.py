@@ -28,10 +28,11 @@ def dltensor_package_dir() -> str:
     return str(build)
 
 
-def cmake_build(source: Path, build: Path, extra_defs=(), targets=(), dltensor_dir=None) -> Path:
+def cmake_build(source: Path, build: Path, extra_defs=(), targets=(), dltensor_dir=None, python=None) -> Path:
     """Configures and builds a CMake project (all of it, or `targets`) against the checkout's dltensor
-    (or the package at `dltensor_dir`); returns the build dir. Prints one line per build (to the
-    terminal, also under pytest's capture)."""
+    (or the package at `dltensor_dir`) for the interpreter `python` (default: this one); returns the
+    build dir. `extra_defs` come last, so they may override nanobind_DIR / pybind11_DIR. Prints one line
+    per build (to the terminal, also under pytest's capture)."""
     import nanobind
 
     build.mkdir(parents=True, exist_ok=True)
@@ -39,7 +40,7 @@ def cmake_build(source: Path, build: Path, extra_defs=(), targets=(), dltensor_d
         f"-Ddltensor_DIR={dltensor_dir or dltensor_package_dir()}",
         f"-Dnanobind_DIR={nanobind.cmake_dir()}",
         *_pybind11_dir(),
-        f"-DPython_EXECUTABLE={sys.executable}",
+        f"-DPython_EXECUTABLE={python or sys.executable}",
         "-DCMAKE_BUILD_TYPE=Release",
         *extra_defs,
     ]

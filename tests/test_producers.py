@@ -312,9 +312,13 @@ def as_lists(fw, out, dtype, m):
     return arr.astype(np.complex128 if dtype.startswith("complex") else np.float64).tolist()
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("fw", FRAMEWORKS)
+# PyTorch aborts the process on negative strides it is handed: those returns run in a subprocess
+# (test_lifecycle.py::test_negative_stride_pytorch_returns_do_not_abort), through as_lists below.
+RETURNS = [(fw, dtype, layout) for fw in FRAMEWORKS for dtype in DTYPES for layout in LAYOUTS
+           if not (fw == "pytorch" and layout == "neg")]
+
+
+@pytest.mark.parametrize("fw, dtype, layout", RETURNS)
 def test_return_has_the_framework_dtype_and_values(backend_module, fw, dtype, layout):
     m = backend_module
     out = getattr(m, "ret_" + fw)(dtype, layout)

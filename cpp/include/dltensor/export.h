@@ -356,9 +356,7 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
         }
         default: {
             if (copy) {
-                PyErr_SetString(PyExc_RuntimeError, "dltensor: a tensor without a framework annotation cannot "
-                                                    "be copied on return; give it an owner so that it can be "
-                                                    "returned as a view");
+                PyErr_SetString(PyExc_RuntimeError, no_framework_to_copy_into);
                 return nullptr;
             }
             return make_exported(h);

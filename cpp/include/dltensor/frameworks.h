@@ -116,6 +116,13 @@ inline PyObject *jax_capsule_from_array(PyObject *array) noexcept {
 enum framework_id : int { fw_none = 0, fw_numpy = 1, fw_pytorch = 2, fw_tensorflow = 3, fw_jax = 4,
                           fw_cupy = 5, fw_mlx = 8 };
 
+/// The error of a copying return policy on a tensor that has no framework to be copied into: no
+/// framework annotation, and not imported from a framework's tensor.
+inline constexpr const char *no_framework_to_copy_into =
+    "dltensor: this return policy copies, but the tensor has no framework to be copied into (no framework "
+    "annotation, and it was not imported from a framework's tensor): annotate one (py::numpy, py::pytorch, "
+    "...), or return a view";
+
 /// Must a CPU tensor reach JAX or TensorFlow as a copy? JAX adopts only compact strides (C or F order:
 /// "Only DLPack tensors with trivial (compact) striding are supported"); TensorFlow only C order, and it
 /// aborts the process in the first kernel that needs 64-byte alignment of memory it adopted. Their arrays

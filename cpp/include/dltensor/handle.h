@@ -64,14 +64,20 @@ public:
     bool read_only() const noexcept { return read_only_; }
     void *stream() const noexcept { return stream_; }
     void set_stream(void *s) noexcept { stream_ = s; }
-    /// Gives a handle without an owner one (used by the reference_internal policy). Takes a new reference.
-    void set_owner(PyObject *o) noexcept { Py_XINCREF(o); Py_XDECREF(owner_); owner_ = o; }
+    /// The Python object the tensor was imported from (borrowed: the owner keeps it alive), which a
+    /// binding returns for the tensor (`f(x) is x`); NULL when C++ made the tensor.
+    PyObject *source() const noexcept { return source_; }
+    int source_framework() const noexcept { return source_framework_; }  ///< frameworks.h numbers
+    /// Records the source (see source()); `owner` must keep it alive.
+    void set_source(PyObject *source, int framework) noexcept { source_ = source; source_framework_ = framework; }
 
 private:
     tensor_handle() = default;
     std::atomic<size_t> refcount_{1};
     dlpack::Tensor tensor_{};
     PyObject *owner_ = nullptr;
+    PyObject *source_ = nullptr;
+    int source_framework_ = 0;
     void *stream_ = nullptr;
     bool read_only_ = false;
 };

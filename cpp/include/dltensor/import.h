@@ -44,10 +44,27 @@ struct producer_info {
     torch_checks torch;                       ///< PyTorch types: the checks the C API skips.
 };
 
+/// The framework a producer's tensors are (frameworks.h numbers); `fw_none` for other producers.
+constexpr int framework_of(producer p) noexcept {
+    switch (p) {
+        case producer::numpy: return fw_numpy;
+        case producer::torch: return fw_pytorch;
+        case producer::jax: return fw_jax;
+        case producer::tensorflow: return fw_tensorflow;
+        case producer::cupy: return fw_cupy;
+        case producer::mlx: return fw_mlx;
+        default: return fw_none;
+    }
+}
+
 /// The result of a successful import.
 struct imported {
     dlpack::Tensor tensor{};    ///< The validated view; strides may be NULL (C order).
     PyObject *owner = nullptr;  ///< New reference to the object that keeps `tensor` alive.
+    /// The caller's object the tensor came from (after a conversion: the converted copy), borrowed: `owner`
+    /// keeps it alive. What a binding returns for the tensor (`f(x) is x`). NULL for raw capsules.
+    PyObject *source = nullptr;
+    int source_framework = fw_none;  ///< The framework `source` belongs to (frameworks.h numbers).
     void *stream = nullptr;     ///< The producer's current work stream (exchange API, non-CPU), else NULL.
     int64_t shape[dlpack::max_ndim];    ///< Storage for `tensor.shape` when the importer derives it.
     int64_t strides[dlpack::max_ndim];  ///< Storage for `tensor.strides` when the importer derives them.
@@ -627,6 +644,22 @@ inline bool import_tensor(PyObject *src, const requirements &r, bool convert, im
     if (m == mismatch::none) {
         // C++ may write: tell autograd, as an in-place op would (see torch.h).
         if (info.kind == producer::torch && !r.read_only) torch_process::get().mark_written(src);
+        // The owner must keep the source alive: the object itself (fast paths), a buffer export (holds it),
+        // or else (a producer's capsule) a pair (capsule, source).
+        if (out.owner != src && !PyCapsule_IsValid(out.owner, detail::buffer_owner_name)) {
+            PyObject *pair = PyTuple_Pack(2, out.owner, src);
+            if (!pair) {
+                PyErr_Clear();
+                Py_CLEAR(out.owner);
+                return false;
+            }
+            // Invisible to the garbage collector, like the tensor that holds it: a class that reports its
+            // tensor members (nb::find) accounts for the source's reference itself.
+            PyObject_GC_UnTrack(pair);
+            Py_SETREF(out.owner, pair);
+        }
+        out.source = src;
+        out.source_framework = framework_of(info.kind);
         return true;
     }
 

@@ -13,6 +13,19 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+// The oldest nanobind and Python dltensor supports (README: Supported versions; CI proves them with
+// tests/test_python_versions.py). nanobind <= 2.12 lacks the ndarray API this header uses.
+#define DLTENSOR_VERSION_STR_(x) #x
+#define DLTENSOR_VERSION_STR(x) DLTENSOR_VERSION_STR_(x)
+#if NB_VERSION_MAJOR < 2 || (NB_VERSION_MAJOR == 2 && NB_VERSION_MINOR < 13)
+#  pragma message("dltensor: found nanobind " DLTENSOR_VERSION_STR(NB_VERSION_MAJOR) "." DLTENSOR_VERSION_STR(NB_VERSION_MINOR))
+#  error "dltensor needs nanobind >= 2.13 (found an older nanobind, named above)"
+#endif
+#if PY_VERSION_HEX < 0x03090000
+#  pragma message("dltensor: found Python " PY_VERSION)
+#  error "dltensor needs Python >= 3.9 (found an older Python, named above)"
+#endif
+
 #include <complex>
 #include <new>
 #include <stdexcept>
@@ -143,7 +156,8 @@ public:
     /// Adopts another `dltensor`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
     template <typename... Args2>
     explicit dltensor(const dltensor<Args2...> &other)
-        : base(other.handle()), m_stream(other.m_stream), m_owned(other.m_owned) { }
+        : base(other.handle()), m_stream(other.m_stream), m_source(other.m_source),
+          m_source_framework(other.m_source_framework), m_owned(other.m_owned) { }
 
     /// Adopts any `nb::ndarray`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
     template <typename... Args2>
@@ -156,6 +170,21 @@ public:
         // GIL; once the interpreter is gone (a static destroyed at exit), ~ndarray skips the release.
         if (this->handle() && Py_IsInitialized() && !dlt::thread_holds_gil())
             dlt::with_gil([&] { static_cast<base &>(*this) = base(); });
+    }
+
+    /// `nb::ndarray::view()`, where `view<Args2...>()` may restate the tensor's annotations or add missing
+    /// ones, not contradict them (a compile error); a view of a read-only tensor stays read-only.
+    template <typename... Args2> auto view() const {
+        using C2 = typename ndarray<Args2...>::Config;
+        using S1 = std::remove_cv_t<Scalar>;
+        using S2 = std::remove_cv_t<typename C2::Scalar>;
+        static_assert(std::is_void_v<S1> || std::is_void_v<S2> || std::is_same_v<S1, S2>,
+                      "view<...>(): the dtype contradicts the tensor's dtype annotation");
+        static_assert(dlt::shapes_agree(Config::N, detail::dltensor_extents<typename Config::Shape>::value, C2::N,
+                                        detail::dltensor_extents<typename C2::Shape>::value),
+                      "view<...>(): the shape contradicts the tensor's shape annotation");
+        return base::template view<std::conditional_t<ReadOnly && detail::is_ndarray_scalar_v<Args2>,
+                                                      const Args2, Args2>...>();
     }
 
     /// Does the binding promise not to write (const dtype or `ro`)? A read-only source binds only then.
@@ -178,7 +207,11 @@ public:
 
 private:
     void *m_stream = nullptr;  ///< See stream().
-    bool m_owned = false;      ///< An owner keeps the memory alive (imported, allocated, or given one).
+    /// The Python object the tensor was imported from (borrowed: the owner keeps it alive), returned for
+    /// the tensor as nanobind returns its importer's source (`f(x) is x`); NULL when C++ made the tensor.
+    PyObject *m_source = nullptr;
+    int m_source_framework = 0;  ///< `m_source`'s framework (frameworks.h numbers).
+    bool m_owned = false;        ///< An owner keeps the memory alive (imported, allocated, or given one).
 };
 
 NAMESPACE_BEGIN(detail)
@@ -263,6 +296,8 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                       t.device.device_id, 'C', t.byte_offset);
         Py_DECREF(im.owner);  // the ndarray holds its own reference
         value.m_stream = im.stream;
+        value.m_source = im.source;
+        value.m_source_framework = im.source_framework;
         value.m_owned = true;
         return true;
     }
@@ -281,26 +316,44 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                ((policy == rv_policy::automatic || policy == rv_policy::automatic_reference) && !tensor.m_owned);
     }
 
-    /// Exports another view (`data`, `strides`, `dtype`) of `tensor`'s memory as framework `F`. The view's
-    /// owner is `tensor` itself (exported under `policy` when it is `reference_internal`, so that the
-    /// parent is attached as nanobind attaches it); the view is copied where `tensor` would have been.
-    template <typename F>
+    /// A copy of `tensor` as framework `framework` (frameworks.h numbers), through that framework's own
+    /// caster. Raises (returns NULL) when there is no framework to copy into.
+    static handle copy_into(int framework, const Value &tensor, cleanup_list *cleanup) noexcept {
+        switch (framework) {
+            case numpy::value: return make_caster<dltensor<numpy>>::from_cpp(dltensor<numpy>(tensor), rv_policy::copy, cleanup);
+            case pytorch::value: return make_caster<dltensor<pytorch>>::from_cpp(dltensor<pytorch>(tensor), rv_policy::copy, cleanup);
+            case jax::value: return make_caster<dltensor<jax>>::from_cpp(dltensor<jax>(tensor), rv_policy::copy, cleanup);
+            case tensorflow::value: return make_caster<dltensor<tensorflow>>::from_cpp(dltensor<tensorflow>(tensor), rv_policy::copy, cleanup);
+            case cupy::value: return make_caster<dltensor<cupy>>::from_cpp(dltensor<cupy>(tensor), rv_policy::copy, cleanup);
+            default:
+                PyErr_SetString(PyExc_RuntimeError, dlt::no_framework_to_copy_into);
+                return handle();
+        }
+    }
+
+    /// Exports another tensor over `tensor`'s memory (first element at `data`, `strides`, `dtype`) through
+    /// this caster: its owner keeps `tensor` alive, and under `reference_internal` the parent too. It is
+    /// exported as a view where `tensor` would have been, else copied.
     static handle export_view_of(const Value &tensor, rv_policy policy, cleanup_list *cleanup, void *data,
                                  const int64_t *strides, dlpack::dtype dtype) noexcept {
         const bool view = policy == rv_policy::reference_internal || exports_view(tensor, policy);
-        rv_policy keep_policy = rv_policy::reference;
-        if (policy == rv_policy::reference_internal) keep_policy = rv_policy::reference_internal;
-        handle keep = make_caster<ndarray<>>::from_cpp(ndarray<>(tensor.handle()), keep_policy, cleanup);
+        handle keep = make_caster<ndarray<>>::from_cpp(ndarray<>(tensor.handle()), rv_policy::reference, cleanup);
         if (!keep.is_valid()) return handle();
         object owner = steal(keep);
+        if (policy == rv_policy::reference_internal && cleanup && cleanup->self()) {
+            PyObject *pair = PyTuple_Pack(2, owner.ptr(), cleanup->self());
+            if (!pair) return handle();
+            owner = steal(pair);
+        }
         size_t extents[dlt::dlpack::max_ndim];
         for (size_t i = 0; i < tensor.ndim(); ++i) extents[i] = tensor.shape(i);
         try {
-            ndarray<F> v(data, tensor.ndim(), extents, owner, strides, dtype, tensor.device_type(),
-                         tensor.device_id());
+            Value v((typename Value::VoidPtr) data, tensor.ndim(), extents, owner, strides, dtype,
+                    tensor.device_type(), tensor.device_id());
+            v.m_stream = tensor.m_stream;
             rv_policy view_policy = rv_policy::copy;
             if (view) view_policy = rv_policy::reference;
-            return make_caster<ndarray<F>>::from_cpp(v, view_policy, cleanup);
+            return from_cpp(v, view_policy, cleanup);
         } catch (python_error &e) {
             e.restore();
         } catch (...) {
@@ -309,8 +362,32 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         return handle();
     }
 
+    /// The address of `tensor`'s first element.
+    static void *first_element(const Value &tensor) noexcept {
+        return (uint8_t *) tensor.data_handle() + tensor.byte_offset();
+    }
+
     static handle from_cpp(const Value &tensor, rv_policy policy, cleanup_list *cleanup) noexcept {
         using Export = ndarray<Framework>;
+        constexpr int annotated = Config::Framework::value;  // 0: no framework
+        if (tensor.is_valid() && tensor.m_source) {
+            // A tensor imported from Python: returned as that object when nothing is copied and the
+            // annotation names no framework or the source's; copied into the source's framework when the
+            // annotation names none.
+            const bool copy = copies(tensor, policy);
+            if (!copy && (annotated == 0 || annotated == tensor.m_source_framework))
+                return handle(tensor.m_source).inc_ref();
+            if (copy && annotated == 0) return copy_into(tensor.m_source_framework, tensor, cleanup);
+        }
+        if (policy == rv_policy::none) return handle();  // nanobind: `none` never creates an object
+        if (annotated == 0 && tensor.is_valid() && copies(tensor, policy)) {
+            PyErr_SetString(PyExc_RuntimeError, dlt::no_framework_to_copy_into);
+            return handle();
+        }
+        if (policy == rv_policy::reference_internal && tensor.is_valid() && tensor.m_owned)
+            // The tensor has an owner of its own: keep it and the parent alive (nanobind would refuse).
+            return export_view_of(tensor, policy, cleanup, first_element(tensor), tensor.stride_ptr(),
+                                  tensor.dtype());
         if constexpr (std::is_same_v<Framework, numpy>) {
             if (tensor.is_valid() && tensor.ndim() > (size_t) dlt::numpy_max_ndim) {
                 PyErr_Format(PyExc_ValueError, "dltensor: a NumPy array has at most %d dimensions; this tensor "
@@ -319,9 +396,8 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
             }
             // NumPy has no bfloat16: export the bits as uint16 and relabel them (ml_dtypes).
             if (tensor.is_valid() && tensor.dtype() == nanobind::dtype<dlt::bfloat16>())
-                return dlt::numpy_bfloat16_view(export_view_of<numpy>(
-                    tensor, policy, cleanup, (uint8_t *) tensor.data_handle() + tensor.byte_offset(),
-                    tensor.stride_ptr(), nanobind::dtype<uint16_t>()).ptr());
+                return dlt::numpy_bfloat16_view(export_view_of(tensor, policy, cleanup, first_element(tensor),
+                                                               tensor.stride_ptr(), nanobind::dtype<uint16_t>()).ptr());
         }
         if constexpr (std::is_same_v<Framework, jax> || std::is_same_v<Framework, tensorflow>) {
             // Immutable frameworks: a C-ordered NumPy copy where they cannot adopt the memory (frameworks.h),
@@ -343,7 +419,7 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                     int64_t strides[dlt::dlpack::max_ndim], dims[dlt::dlpack::max_ndim];
                     int32_t n = 0;
                     dlt::positive_view(t, pos, strides, dims, &n);
-                    handle out = export_view_of<pytorch>(tensor, policy, cleanup, pos.data, strides, tensor.dtype());
+                    handle out = export_view_of(tensor, policy, cleanup, pos.data, strides, tensor.dtype());
                     return dlt::torch_flip(out.ptr(), dims, n);
                 }
             }

@@ -12,6 +12,19 @@
 
 #include <pybind11/pybind11.h>
 
+// The oldest pybind11 and Python dltensor supports (README: Supported versions; CI proves them with
+// tests/test_python_versions.py).
+#define DLTENSOR_VERSION_STR_(x) #x
+#define DLTENSOR_VERSION_STR(x) DLTENSOR_VERSION_STR_(x)
+#if PYBIND11_VERSION_MAJOR < 2 || (PYBIND11_VERSION_MAJOR == 2 && PYBIND11_VERSION_MINOR < 13)
+#  pragma message("dltensor: found pybind11 " DLTENSOR_VERSION_STR(PYBIND11_VERSION_MAJOR) "." DLTENSOR_VERSION_STR(PYBIND11_VERSION_MINOR))
+#  error "dltensor needs pybind11 >= 2.13 (found an older pybind11, named above)"
+#endif
+#if PY_VERSION_HEX < 0x03090000
+#  pragma message("dltensor: found Python " PY_VERSION)
+#  error "dltensor needs Python >= 3.9 (found an older Python, named above)"
+#endif
+
 #include <complex>
 #include <initializer_list>
 #include <stdexcept>
@@ -160,14 +173,23 @@ public:
         return data()[off];
     }
 
-    /// A strided view with the annotated (or added) dtype and ndim.
+    /// A strided view with the annotated dtype and ndim, or those given here: `view<Args2...>()` may restate
+    /// the tensor's annotations or add missing ones, not contradict them (a compile error). A view of a
+    /// read-only tensor stays read-only.
     template <typename... Args2> auto view() const {
-        using C2 = dlt::config<Args2..., Args...>;
-        static_assert(!std::is_void_v<std::remove_cv_t<typename C2::Scalar>>, "view(): needs a dtype");
-        static_assert(C2::N >= 0, "view(): needs shape<...> or ndim<N>");
-        using S2 = typename C2::Scalar;
-        return dltensor_view<S2, (size_t) C2::N>((S2 *) ((uint8_t *) t().data + t().byte_offset), t().shape,
-                                                 t().strides);
+        using C2 = dlt::config<Args2...>;
+        using S1 = std::remove_cv_t<typename Config::Scalar>;
+        using S2 = std::remove_cv_t<typename C2::Scalar>;
+        static_assert(std::is_void_v<S1> || std::is_void_v<S2> || std::is_same_v<S1, S2>,
+                      "view<...>(): the dtype contradicts the tensor's dtype annotation");
+        static_assert(dlt::shapes_agree(Config::N, Config::Shape::extents, C2::N, C2::Shape::extents),
+                      "view<...>(): the shape contradicts the tensor's shape annotation");
+        using S = std::conditional_t<std::is_void_v<S2>, S1, S2>;
+        constexpr int32_t N = C2::N >= 0 ? C2::N : Config::N;
+        static_assert(!std::is_void_v<S>, "view(): needs a dtype");
+        static_assert(N >= 0, "view(): needs shape<...> or ndim<N>");
+        using V = std::conditional_t<ReadOnly || C2::read_only, const S, S>;
+        return dltensor_view<V, (size_t) N>((V *) ((uint8_t *) t().data + t().byte_offset), t().shape, t().strides);
     }
 
     /// Allocates through the framework's DLPack exchange API (see the nanobind backend).
@@ -288,21 +310,43 @@ public:
         dlt::tensor_handle *h = dlt::tensor_handle::create(im.tensor, im.owner, Value::ReadOnly, im.stream);
         Py_DECREF(im.owner);  // the handle holds its own reference
         if (!h) { PyErr_Clear(); return false; }
+        h->set_source(im.source, im.source_framework);
         value = Value(h, true);
         return true;
     }
 
-    /// Return-value policies as pybind11 documents them for views of C++ memory: `copy`/`move` copy;
-    /// `automatic`/`automatic_reference` copy a tensor without an owner and view an owned one;
-    /// `reference`/`take_ownership` view; `reference_internal` views and keeps `parent` alive.
+    /// Return-value policies, as the nanobind backend applies them: a tensor imported from Python is
+    /// returned as that object (`f(x) is x`) unless the policy copies or the annotation names another
+    /// framework; `copy`/`move` copy (into the annotated framework, else the source's); `automatic` and
+    /// `automatic_reference` copy a tensor without an owner and view an owned one; `reference` and
+    /// `take_ownership` view; `reference_internal` views and keeps `parent` alive (as well as the
+    /// tensor's own owner, if it has one).
     static handle cast(const Value &src, return_value_policy policy, handle parent) {
         if (!src.is_valid()) return none().release();
         bool copy = policy == return_value_policy::copy || policy == return_value_policy::move;
         if (policy == return_value_policy::automatic || policy == return_value_policy::automatic_reference)
             copy = !src.m_owned;
-        if (policy == return_value_policy::reference_internal && parent && !src.handle()->owner())
-            src.handle()->set_owner(parent.ptr());
-        PyObject *o = dlt::export_tensor(src.handle(), Config::Framework::value, copy);
+        constexpr int annotated = Config::Framework::value;  // 0: no framework
+        dlt::tensor_handle *h = src.handle();
+        int framework = annotated;
+        if (PyObject *source = h->source()) {
+            if (!copy && (annotated == 0 || annotated == h->source_framework())) return handle(source).inc_ref();
+            if (annotated == 0) framework = h->source_framework();
+        }
+        PyObject *o;
+        if (policy == return_value_policy::reference_internal && parent) {
+            // A view whose owner keeps the tensor (and its own owner) and the parent alive.
+            object keep = reinterpret_steal<object>(dlt::make_exported(h));
+            if (!keep) throw error_already_set();
+            object pair = reinterpret_steal<object>(PyTuple_Pack(2, keep.ptr(), parent.ptr()));
+            if (!pair) throw error_already_set();
+            dlt::tensor_handle *v = dlt::tensor_handle::create(h->tensor(), pair.ptr(), h->read_only(), h->stream());
+            if (!v) throw error_already_set();
+            o = dlt::export_tensor(v, framework, copy);
+            v->dec_ref();
+        } else {
+            o = dlt::export_tensor(h, framework, copy);
+        }
         if (!o) throw error_already_set();
         return o;
     }

@@ -36,6 +36,16 @@ enum class mismatch : uint8_t {
     invalid,    ///< Not a usable DLPack tensor: malformed, foreign, already consumed, or no tensor at all.
 };
 
+/// Do two shape annotations agree (for `view<...>()` restating a tensor's annotations)? `n < 0`: no shape
+/// annotation; an extent of -1: any. They disagree on ndim, or on an extent both fix.
+constexpr bool shapes_agree(int32_t n1, const int64_t *e1, int32_t n2, const int64_t *e2) noexcept {
+    if (n1 < 0 || n2 < 0) return true;
+    if (n1 != n2) return false;
+    for (int32_t i = 0; i < n1; ++i)
+        if (e1 && e2 && e1[i] >= 0 && e2[i] >= 0 && e1[i] != e2[i]) return false;
+    return true;
+}
+
 /// Checks a validated tensor against a parameter's requirements. `source_read_only` says whether the
 /// producer forbids writes (flag, immutable framework, read-only buffer).
 inline mismatch check(const requirements &r, const dlpack::Tensor &t, bool source_read_only) noexcept {

@@ -1,0 +1,137 @@
+"""What a binding returns for a tensor (tests/test_identity.cpp), on both backends and both import paths:
+an imported tensor is the caller's own object unless the policy copies or the annotation names another
+framework; copy policies copy into the annotated framework, else the source's; reference_internal keeps
+the parent alive, also for a tensor with an owner of its own; members read back as the stored object;
+view<...>() restates annotations."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+jnp = pytest.importorskip("jax.numpy")
+
+SOURCES = {
+    "numpy": lambda: np.arange(3.0),
+    "numpy subclass": lambda: np.matrix([[1.0, 2.0, 3.0]]),
+    "torch": lambda: torch.arange(3.0),
+    "jax": lambda: jnp.arange(3.0),
+    "array.array": lambda: __import__("array").array("d", [1.0, 2.0]),
+}
+
+
+@pytest.mark.parametrize("source", sorted(SOURCES))
+@pytest.mark.parametrize("fn", ["passthrough_ro", "passthrough_reference", "passthrough_automatic_reference",
+                                "passthrough_c"])
+def test_returned_input_is_the_callers_object(m, source, fn):
+    x = SOURCES[source]()
+    assert getattr(m, fn)(x) is x
+
+
+def test_writable_returned_input_is_the_callers_object(m):
+    x = np.zeros(3)
+    out = m.passthrough(x)
+    assert out is x and out.flags.writeable and out.dtype == np.float64
+
+
+def test_none_policy_returns_the_callers_object(m):
+    if not hasattr(m, "passthrough_none_policy"):
+        pytest.skip("pybind11 has no `none` return value policy")
+    x = np.arange(3.0)
+    assert m.passthrough_none_policy(x) is x
+
+
+def test_converted_input_returns_the_converted_array(m):
+    x = np.arange(3.0)  # float64: converted to float32 for a `const float` parameter
+    out = m.passthrough_f32(x)
+    assert out is not x and isinstance(out, np.ndarray) and out.dtype == np.float32 and out.tolist() == [0, 1, 2]
+
+
+def test_annotation_naming_the_source_framework_returns_the_object(m):
+    x, t = np.arange(3.0), torch.arange(3.0)
+    assert m.passthrough_numpy(x) is x
+    assert m.passthrough_pytorch(t) is t
+
+
+def test_annotation_naming_another_framework_makes_that_frameworks_tensor(m):
+    t = torch.arange(3.0)
+    out = m.passthrough_numpy(t)
+    assert isinstance(out, np.ndarray) and out.tolist() == [0, 1, 2]
+    assert out.__array_interface__["data"][0] == t.data_ptr()  # a view of the same memory
+    x = np.arange(3.0)
+    assert isinstance(m.passthrough_pytorch(x), torch.Tensor)
+
+
+@pytest.mark.parametrize("fn", ["passthrough_copy", "passthrough_move"])
+@pytest.mark.parametrize("source", ["numpy", "torch", "jax"])
+def test_copy_policies_copy_into_the_source_framework(m, fn, source):
+    x = SOURCES[source]()
+    out = getattr(m, fn)(x)
+    assert out is not x and type(out) is type(x) and out.tolist() == x.tolist()
+    if source != "jax":
+        out[0] = 42
+        assert x[0] == 0  # a copy: writes do not reach the source
+
+
+def test_copy_policy_with_annotated_framework_copies_into_it(m):
+    t = torch.arange(3.0)
+    out = m.passthrough_copy_numpy(t)
+    assert isinstance(out, np.ndarray) and out.tolist() == [0, 1, 2]
+    out[0] = 9
+    assert t[0] == 0
+
+
+def test_copy_without_any_framework_says_what_to_do(m):
+    with pytest.raises(RuntimeError, match="no framework to be copied into"):
+        m.ownerless_copy()
+
+
+def test_member_reads_back_as_the_stored_object(m):
+    model = m.Model()
+    for x in (np.arange(3.0), torch.arange(3.0), jnp.arange(3.0)):
+        model.weights = x
+        assert model.weights is x
+        assert model.weights is x  # every read
+
+
+def test_reference_internal_view_with_an_owner_keeps_the_parent_alive(m):
+    model = m.Model()
+    alive = weakref.ref(model)
+    view = model.buffer()  # owned by its capsule, returned with reference_internal
+    del model
+    gc.collect()
+    assert alive() is not None  # the view keeps its parent
+    assert view.tolist() == [1, 2, 3]
+    del view
+    gc.collect()
+    assert alive() is None
+
+
+def test_cycle_through_a_member_is_collected(m):
+    if "pybind11" in m.__name__:
+        pytest.skip("pybind11 classes expose no tp_traverse hook for members (nanobind's nb::find)")
+    # model -> weights (a tensor carrying an attribute) -> holder -> model: collected only when the class
+    # reports its member to the garbage collector, which nb::find makes possible.
+
+    class Holder:
+        pass
+
+    class Tied(__import__("array").array):  # a buffer that can carry an attribute
+        pass
+
+    model, holder = m.Model(), Holder()
+    holder.model = model
+    t = Tied("d", [0.0, 0.0])
+    t.back = holder
+    model.weights = t
+    alive = weakref.ref(holder)
+    del holder, model, t
+    gc.collect()
+    assert alive() is None
+
+
+def test_view_restating_annotations(m):
+    assert m.first_restated(np.array([2.5, 1.0])) == 2.5
+    assert m.first_restated_const(np.array([3.5])) == 3.5
+    assert m.first_added(np.array([4.5])) == 4.5
