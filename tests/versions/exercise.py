@@ -112,7 +112,8 @@ check(frees() == before, "nothing freed while kept: %r" % (frees(),))
 check(m.kept_sum() == 3.0 + 6.0 + 3.0, "kept_sum")
 m.release()
 after = frees()
-check(after == (before[0] + 1, before[1] + 1), "each kept owner freed once on release: %r -> %r" % (before, after))
+check(after == (before[0] + 1, before[1] + 1),
+      "each kept owner freed once on release: %r -> %r" % (before, after))
 a.append(3.0)  # the buffer export was released
 m.release()
 check(frees() == after, "nothing freed twice")
