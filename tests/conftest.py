@@ -17,7 +17,9 @@ from cmake_build import cmake_build
 os.environ.setdefault("JAX_ENABLE_X64", "1")
 
 HERE = Path(__file__).resolve().parent
-BUILD_ROOT = HERE / ".build"
+# Where the test modules are built; DLTENSOR_TEST_BUILD_ROOT moves it (a second checkout state, or a
+# mutated header, built beside the first without replacing a module a running suite has loaded).
+BUILD_ROOT = Path(os.environ.get("DLTENSOR_TEST_BUILD_ROOT", HERE / ".build"))
 BACKENDS = ["nanobind", "pybind11"]
 
 

@@ -167,3 +167,14 @@ def test_each_annotation_kind_at_most_once(backend, args, tmp_path):
     good = _compile(backend, "static_assert(sizeof(py::dltensor<py::ro, float, py::shape<2>, py::c_contig, "
                              "py::device::cpu, py::numpy>) > 0);", tmp_path)
     assert good.returncode == 0, good.stderr
+
+
+@pytest.mark.parametrize("make", [lambda: np.arange(6, dtype=np.float32)[::2],
+                                  lambda: np.arange(12, dtype=np.float32).reshape(4, 3)[::2],
+                                  lambda: torch.arange(6.0)[::2]], ids=["1-D strided", "rows strided", "torch 1-D"])
+def test_c_contig_refuses_strided_dimension_zero(m, make):
+    # Strides in dimension 0 count too: a 1-D (or row-sliced) strided tensor is not C-contiguous.
+    x = make()
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        m.take_c_rw(x)  # writable: never converted
+    assert m.take_c(x) == np.asarray(x).ravel().tolist()  # read-only: a C-ordered copy

@@ -43,6 +43,8 @@ template <typename T> void view_restates() {
     static_assert(std::is_const_v<Element> == T::read_only(), "view<...>() keeps read-only tensors read-only");
 }
 
+alignas(64) float copy_source[3] = {1, 2, 3};
+
 } // namespace
 
 void init_identity(py::module_ &m) {
@@ -64,6 +66,13 @@ void init_identity(py::module_ &m) {
         static float data[3] = {1, 2, 3};
         return py::dltensor<float, py::ndim<1>>(data, {3});
     }, tb::rvp::copy);
+    // Copies of C++ memory into each framework: the copy policy must not hand out a view of `copy_source`.
+    m.def("copy_source_address", [] { return (uintptr_t) copy_source; });
+    m.def("copy_pytorch", [] { return py::dltensor<py::pytorch, float, py::ndim<1>>(copy_source, {3}); }, tb::rvp::copy);
+    m.def("copy_jax", [] { return py::dltensor<py::jax, float, py::ndim<1>>(copy_source, {3}); }, tb::rvp::copy);
+    m.def("copy_numpy", [] { return py::dltensor<py::numpy, float, py::ndim<1>>(copy_source, {3}); }, tb::rvp::copy);
+    m.def("copy_tensorflow", [] { return py::dltensor<py::tensorflow, float, py::ndim<1>>(copy_source, {3}); },
+          tb::rvp::copy);
     m.def("first_restated", [](py::dltensor<double, py::ndim<1>> a) { return a.view<double, py::ndim<1>>()(0); });
     m.def("first_restated_const", [](py::dltensor<const double, py::ndim<1>> a) {
         return a.view<double, py::ndim<1>>()(0);

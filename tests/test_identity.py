@@ -135,3 +135,22 @@ def test_view_restating_annotations(m):
     assert m.first_restated(np.array([2.5, 1.0])) == 2.5
     assert m.first_restated_const(np.array([3.5])) == 3.5
     assert m.first_added(np.array([4.5])) == 4.5
+
+
+@pytest.mark.parametrize("fw", ["numpy", "pytorch", "jax", "tensorflow"])
+def test_copy_policy_copies_cpp_memory_into_every_framework(backend_module, fw):
+    m = backend_module
+    if fw == "tensorflow":
+        pytest.importorskip("tensorflow")
+    out = getattr(m, "copy_" + fw)()
+    assert np.asarray(out).tolist() == [1, 2, 3]
+    if fw == "pytorch":
+        address = out.data_ptr()
+    elif fw == "jax":
+        address = out.unsafe_buffer_pointer()
+    elif fw == "numpy":
+        address = out.__array_interface__["data"][0]
+    else:
+        address = None  # TensorFlow hides its buffer; its tensors are immutable
+    if address is not None:
+        assert address != m.copy_source_address()

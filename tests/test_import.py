@@ -185,3 +185,39 @@ def test_none_is_accepted_only_where_declared(m):
     assert m.count_none(np.zeros(2)) == 1
     with pytest.raises(TypeError):
         m.values(None)
+
+
+def _dlpack_class(module, storage):
+    """A producer type defined in `module`, exporting `storage` through __dlpack__."""
+    return type("P", (), {"__module__": module,
+                          "__dlpack__": lambda self, **kw: storage.__dlpack__(**kw),
+                          "__dlpack_device__": lambda self: (1, 0)})
+
+
+def test_type_cache_never_confuses_a_freed_type_with_a_new_one(m):
+    # An immutable-framework type (classified as JAX by its module) is freed, and new types, likely at its
+    # address, follow: the cache holds each type, so no later type inherits "immutable".
+    import gc
+    for _ in range(100):
+        imm = _dlpack_class("jax._fake", np.zeros(3))()
+        with pytest.raises(TypeError, match="incompatible function arguments"):
+            m.fill(imm, 1.0)
+        del imm
+        gc.collect()
+        storage = np.zeros(3)
+        m.fill(_dlpack_class("user_module", storage)(), 1.0)
+        assert storage.tolist() == [1, 1, 1]
+        gc.collect()
+
+
+def test_more_producer_types_than_the_cache_holds(m):
+    storages = [np.zeros(2) for _ in range(80)]
+    types = [_dlpack_class("jax._fake" if i % 2 else "user_module", s) for i, s in enumerate(storages)]
+    for _ in range(2):
+        for i, t in enumerate(types):
+            if i % 2:
+                with pytest.raises(TypeError, match="incompatible function arguments"):
+                    m.fill(t(), 1.0)
+            else:
+                m.fill(t(), float(i))
+                assert storages[i].tolist() == [i, i]

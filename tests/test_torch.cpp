@@ -2,10 +2,39 @@
 // __dlpack__, the producer's stream, framework-allocated outputs.
 #include "elements.h"
 
+namespace {
+long foreign_table_calls = 0;
+int foreign_view(void *, dlt::dlpack::Tensor *) {
+    ++foreign_table_calls;
+    PyErr_SetString(PyExc_RuntimeError, "a table of another DLPack major version was used");
+    return -1;
+}
+int foreign_export(void *, dlt::dlpack::ManagedTensorVersioned **) { return foreign_view(nullptr, nullptr); }
+int foreign_import(dlt::dlpack::ManagedTensorVersioned *, void **) { return foreign_view(nullptr, nullptr); }
+int foreign_allocate(dlt::dlpack::Tensor *, dlt::dlpack::ManagedTensorVersioned **, void *,
+                     void (*)(void *, const char *, const char *)) { return foreign_view(nullptr, nullptr); }
+int foreign_stream(int32_t, int32_t, void **) { return foreign_view(nullptr, nullptr); }
+} // namespace
+
 void init_torch(py::module_ &m) {
     m.def("set_exchange_api", [](bool on) { dlt::exchange_api_enabled() = on; },
           "Route PyTorch tensors through the DLPack C exchange API (True) or __dlpack__ (False).");
     m.def("exchange_api_enabled", [] { return dlt::exchange_api_enabled(); });
+    m.def("exchange_api_capsule", [](uint32_t major, bool chain_to_torch) {
+        // A `__dlpack_c_exchange_api__` table of DLPack major version `major` whose every entry fails and
+        // counts (foreign_table_calls), optionally chained through prev_api to torch.Tensor's own table.
+        auto *t = new dlt::dlpack::ExchangeAPI{};  // lives for the process, as a framework's table does
+        t->header.version = {major, 0};
+        t->header.prev_api = chain_to_torch ? const_cast<dlt::dlpack::ExchangeAPIHeader *>(
+                                                  &dlt::torch_exchange_api()->header) : nullptr;
+        t->managed_tensor_allocator = foreign_allocate;
+        t->managed_tensor_from_py_object_no_sync = foreign_export;
+        t->managed_tensor_to_py_object_no_sync = foreign_import;
+        t->dltensor_from_py_object_no_sync = foreign_view;
+        t->current_work_stream = foreign_stream;
+        return tb::steal(PyCapsule_New(t, dlt::dlpack::exchange_api_capsule_name, nullptr));
+    });
+    m.def("foreign_table_calls", [] { return foreign_table_calls; });
     m.def("stream_of", [](py::dltensor<py::ro> x) { return (uintptr_t) x.stream(); });
     m.def("torch_empty", [](size_t n) {
         using Out = py::dltensor<py::pytorch, float, py::ndim<1>>;

@@ -164,3 +164,32 @@ def test_overlapping_writable_views_see_each_others_writes(m, lib):
     s = torch.ones(3) if lib == "torch" else np.ones(3, np.float32)
     m.add_into(s, s)  # the same tensor twice
     assert list(map(float, s)) == [2.0, 2.0, 2.0]
+
+
+def _counting_subclass(capsule):
+    """A torch.Tensor subclass publishing `capsule` as its exchange API, counting __dlpack__ calls."""
+    calls = []
+
+    class Published(torch.Tensor):
+        def __dlpack__(self, *args, **kwargs):
+            calls.append(1)
+            return super().__dlpack__(*args, **kwargs)
+
+    Published.__dlpack_c_exchange_api__ = capsule
+    return Published, calls
+
+
+def test_exchange_api_of_another_major_version_alone_is_not_used(m):
+    cls, calls = _counting_subclass(m.exchange_api_capsule(2, False))
+    before = m.foreign_table_calls()
+    assert m.values(torch.arange(3.0).as_subclass(cls)) == [0, 1, 2]
+    assert m.foreign_table_calls() == before  # the v2 table was never called
+    assert calls == [1]  # no table of a readable version: __dlpack__ (on both import paths)
+
+
+def test_exchange_api_walks_prev_api_to_a_readable_version(m):
+    cls, calls = _counting_subclass(m.exchange_api_capsule(2, True))
+    before = m.foreign_table_calls()
+    assert m.values(torch.arange(3.0).as_subclass(cls)) == [0, 1, 2]
+    assert m.foreign_table_calls() == before
+    assert calls == ([] if m.exchange_api_enabled() else [1])  # the chained v1 table: no __dlpack__
