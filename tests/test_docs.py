@@ -120,3 +120,13 @@ def test_readme_layout_lists_every_header():
     readme = (ROOT / "README.md").read_text()
     missing = [h.name for h in sorted(HEADERS.glob("*.h")) if f"`cpp/include/dltensor/{h.name}`" not in readme]
     assert not missing, f"README's layout table misses {missing}"
+
+
+def test_readme_backend_table_quotes_the_real_signature_text():
+    # The backends table quotes `norms`'s parameter annotation as each backend prints it.
+    from conftest import load_backend
+    row = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| signature text of"))
+    quoted = re.findall(r"`([^`]*(?:ArrayLike|typing\.Annotated)\[[^`]*)`", row)
+    assert len(quoted) == 2, row
+    for backend, text in zip(["nanobind", "pybind11"], quoted):
+        assert f"pts: {text})" in load_backend(backend).norms.__doc__, (backend, text)

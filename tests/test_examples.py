@@ -436,3 +436,19 @@ def test_box_blur_returns_a_result_any_framework_adopts(build, flavor, fw):
     np.from_dlpack(y)[0, 0, 0] = 123.0  # one buffer behind every consumer (JAX's copy aside: immutable)
     if fw != "jax":
         assert float(out[0, 0, 0]) == 123.0
+
+
+# --- the rename from nb::ndarray: writable-declared parameters that relied on conversion -------------
+
+@pytest.mark.parametrize("fw", ["numpy", "torch", "jax"])
+def test_gather_renamed_refuses_int64_indices_and_const_fixes_it(build, fw):
+    values = in_framework(fw, np.array([10, 20, 30, 40], np.float32))
+    index = in_framework(fw, np.array([3, 0, 3], np.int64))  # NumPy's default integer
+    assert load(build, "gather", "ndarray").gather_sum(values, index) == 90.0  # nanobind: a silent copy
+    for flavor in DLTENSOR:
+        ext = load(build, "gather", flavor)
+        with pytest.raises(TypeError, match="incompatible function arguments"):
+            ext.gather_sum_renamed(values, index)  # writable: never a silent copy
+        assert ext.gather_sum(values, index) == 90.0  # `const uint32_t`: converted, as nanobind did
+        exact = in_framework(fw, np.array([3, 0, 3], np.uint32)) if fw != "torch" else torch.tensor([3, 0, 3], dtype=torch.uint32)
+        assert ext.gather_sum_renamed(values, exact) == 90.0
