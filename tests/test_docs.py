@@ -130,3 +130,12 @@ def test_readme_backend_table_quotes_the_real_signature_text():
     assert len(quoted) == 2, row
     for backend, text in zip(["nanobind", "pybind11"], quoted):
         assert f"pts: {text})" in load_backend(backend).norms.__doc__, (backend, text)
+
+
+def test_readme_ci_times_are_the_recorded_measurement():
+    # README's CI timing table is the rendering of the recorded run, or empty when none is recorded: a
+    # typed or stale number fails.
+    import json
+    import setup_times
+    expected = setup_times.render(json.loads(setup_times.TIMES.read_text())) if setup_times.TIMES.exists() else ""
+    assert setup_times.block((ROOT / "README.md").read_text()) == expected

@@ -52,3 +52,35 @@ def test_converting_constructor_shares_the_tensor(m):
     a = np.arange(4.0)
     r = m.roundtrip_through_ndarray(a)
     assert isinstance(r, np.ndarray) and np.shares_memory(a, r)
+
+
+# nanobind's own ways of asking for an imported tensor's object (tests/test_identity.cpp): the `none`
+# policy (pybind11 has none) and nb::find in a class's tp_traverse (pybind11 has no such hook).
+
+def test_none_policy_returns_the_callers_object(m):
+    x = np.arange(3.0)
+    assert m.passthrough_none_policy(x) is x
+
+
+def test_cycle_through_a_member_is_collected(m):
+    import gc
+    import weakref
+
+    # model -> weights (a tensor carrying an attribute) -> holder -> model: collected only when the class
+    # reports its member to the garbage collector, which nb::find makes possible.
+
+    class Holder:
+        pass
+
+    class Tied(__import__("array").array):  # a buffer that can carry an attribute
+        pass
+
+    model, holder = m.Model(), Holder()
+    holder.model = model
+    t = Tied("d", [0.0, 0.0])
+    t.back = holder
+    model.weights = t
+    alive = weakref.ref(holder)
+    del holder, model, t
+    gc.collect()
+    assert alive() is None
