@@ -331,3 +331,34 @@ def test_consumer_errors_survive_the_capsule(backend_module):
     with pytest.raises((BufferError, TypeError, RuntimeError)) as info:
         np.from_dlpack(out)
     assert not isinstance(info.value, SystemError)
+
+
+def test_subclass_whose_torch_function_lies_about_its_state(m):
+    class Lie(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func in (torch.Tensor.is_neg, torch.Tensor.is_conj, torch.Tensor.requires_grad.__get__):
+                return False
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    base = torch.tensor([1 + 2j, 3 - 4j])
+    x = base.conj().imag.as_subclass(Lie)  # a negative view: logically [-2, 4]
+    assert m.values(x) == [-2.0, 4.0]
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.write_f32(x, 1.0)
+    assert base.tolist() == [1 + 2j, 3 - 4j]
+
+
+def test_misaligned_bfloat16_numpy_is_copied_for_read_only_parameters(m):
+    buf = np.zeros(7, np.uint8)
+    a = buf[1:7].view(ml_dtypes.bfloat16)
+    a[:] = BF16
+    assert a.ctypes.data % 2 == 1
+    assert m.read_bf16(a) == BF16
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.write_bf16(a, 1.0)
+
+
+def test_tensorflow_string_tensor_is_refused_not_aborted(m):
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.read_f32(tf.constant(["a", "b"]))

@@ -149,6 +149,20 @@ inline PyObject *immutable_from_numpy(PyObject *array, int framework) noexcept {
     return out;
 }
 
+/// TensorFlow: can `__dlpack__` be called on this tensor? TensorFlow aborts the process (a failed CHECK)
+/// when asked to export a string, variant or resource tensor, so those are refused before the call.
+inline bool tensorflow_exportable(PyObject *tensor) noexcept {
+    PyObject *dtype = PyObject_GetAttrString(tensor, "dtype");
+    PyObject *name = dtype ? PyObject_GetAttrString(dtype, "name") : nullptr;
+    const char *s = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
+    const bool ok = s && std::strcmp(s, "string") != 0 && std::strcmp(s, "variant") != 0 &&
+                    std::strcmp(s, "resource") != 0;
+    Py_XDECREF(name);
+    Py_XDECREF(dtype);
+    PyErr_Clear();
+    return ok;
+}
+
 /// NumPy's largest `ndim` (NPY_MAXDIMS in NumPy 2; 32 in NumPy 1, which refuses more itself).
 inline constexpr int32_t numpy_max_ndim = 64;
 
@@ -249,7 +263,9 @@ struct numpy_arrays {
         if (!ndarray || !(Py_TYPE(obj) == ndarray || (!exact && PyObject_TypeCheck(obj, ndarray)))) return false;
         const auto *a = reinterpret_cast<const array_fields *>(obj);
         const auto *d = reinterpret_cast<const descr_head *>(a->descr);
-        if (a->nd < 0 || a->nd > dlpack::max_ndim || !(a->flags & aligned)) return false;
+        // Misaligned arrays take the public route (exact), or are read here and refused or copied by the
+        // alignment check (the bfloat16 route, which has no other).
+        if (a->nd < 0 || a->nd > dlpack::max_ndim || (exact && !(a->flags & aligned))) return false;
         const Py_ssize_t elsize = major >= 2 ? reinterpret_cast<const descr_v2 *>(d)->elsize
                                              : reinterpret_cast<const descr_v1 *>(d)->elsize;
         const uint16_t probe = 1;

@@ -138,7 +138,7 @@ inline bool producer_of(PyTypeObject *tp, producer_info &info) noexcept {
         if (kind == producer::torch && info.kind == producer::torch) torch_base = (PyTypeObject *) base;
     }
     info.immutable = info.kind == producer::jax || info.kind == producer::tensorflow;
-    if (info.kind == producer::torch && torch_base) info.torch = torch_checks::of(torch_base);
+    if (info.kind == producer::torch && torch_base) info.torch = torch_checks::of(torch_base, tp);
     // The fast path is only taken where every check it needs is available.
     if (info.kind != producer::torch || info.torch.ok()) info.api = find_exchange_api(tp);
 
@@ -563,6 +563,7 @@ inline mismatch import_dlpack_or_buffer(PyObject *src, PyObject *dlpack_attr, bo
         }
         m = mismatch::invalid;
     }
+    if (dlpack_attr && info.kind == producer::tensorflow && !tensorflow_exportable(src)) dlpack_attr = nullptr;
     if (dlpack_attr) {
         PyObject *capsule = nullptr;
         if (info.kind == producer::jax && exchange_api_enabled()) capsule = jax_capsule_from_array(src);

@@ -23,35 +23,15 @@ struct torch_checks {
     PyCFunction is_inference = nullptr;  ///< `Tensor.is_inference()`: made under `torch.inference_mode()`.
     getter requires_grad = nullptr;      ///< `Tensor.requires_grad`.
     void *requires_grad_closure = nullptr;
+    /// The type overrides `__torch_function__`, through which even TensorBase's queries dispatch: they are
+    /// asked with subclass dispatch disabled (`torch._C.DisableTorchFunctionSubclass`), so that a subclass
+    /// cannot answer for its tensor.
+    bool overrides_torch_function = false;
 
     bool ok() const noexcept { return is_neg && is_conj && is_inference && requires_grad; }
 
-    static torch_checks of(PyTypeObject *tp) noexcept {
-        torch_checks c;
-        auto lookup = [&](const char *n) -> PyObject * {
-            PyObject *key = PyUnicode_InternFromString(n);
-            PyObject *d = key ? _PyType_Lookup(tp, key) : nullptr;  // borrowed
-            Py_XDECREF(key);
-            PyErr_Clear();
-            return d;
-        };
-        auto method = [&](const char *n) -> PyCFunction {
-            PyObject *d = lookup(n);
-            if (!d || !Py_IS_TYPE(d, &PyMethodDescr_Type)) return nullptr;
-            PyMethodDef *def = reinterpret_cast<PyMethodDescrObject *>(d)->d_method;
-            return (def->ml_flags & METH_NOARGS) ? def->ml_meth : nullptr;
-        };
-        c.is_neg = method("is_neg");
-        c.is_conj = method("is_conj");
-        c.is_inference = method("is_inference");
-        PyObject *d = lookup("requires_grad");
-        if (d && Py_IS_TYPE(d, &PyGetSetDescr_Type)) {
-            PyGetSetDef *def = reinterpret_cast<PyGetSetDescrObject *>(d)->d_getset;
-            c.requires_grad = def->get;
-            c.requires_grad_closure = def->closure;
-        }
-        return c;
-    }
+    /// The queries of `base` (`torch._C.TensorBase`) for tensors of type `type` (`base` or a subclass).
+    static torch_checks of(PyTypeObject *base, PyTypeObject *type) noexcept;
 
     /// Calls a boolean query; an error counts as "true" (the unsafe answer), with the error cleared.
     static bool query(PyObject *result) noexcept {
@@ -67,11 +47,13 @@ struct torch_checks {
 };
 
 /// Process-wide PyTorch state, found once from `torch._C` (PyTorch never unloads): the grad and
-/// inference modes, the autograd version counter, and `torch.Tensor`'s exchange API.
+/// inference modes, the autograd version counter, subclass dispatch, and `torch.Tensor`'s exchange API.
 struct torch_process {
     PyObject *grad_enabled = nullptr;       ///< `torch._C.is_grad_enabled`
     PyObject *inference_enabled = nullptr;  ///< `torch._C.is_inference_mode_enabled`
     PyObject *increment_version = nullptr;  ///< `torch._C._increment_version` (takes a tuple of tensors)
+    PyObject *disable_subclass = nullptr;   ///< `torch._C.DisableTorchFunctionSubclass` (a context manager)
+    PyObject *torch_function = nullptr;     ///< `torch.Tensor.__torch_function__` as found on the type
     const dlpack::ExchangeAPI *api = nullptr;
 
     /// Looked up at first use; every member stays NULL when PyTorch is absent. Raises nothing.
@@ -85,10 +67,17 @@ struct torch_process {
                 r.grad_enabled = PyObject_GetAttrString(c, "is_grad_enabled");                 // kept
                 r.inference_enabled = PyObject_GetAttrString(c, "is_inference_mode_enabled");   // kept
                 r.increment_version = PyObject_GetAttrString(c, "_increment_version");         // kept
+                r.disable_subclass = PyObject_GetAttrString(c, "DisableTorchFunctionSubclass"); // kept
                 PyErr_Clear();
             }
             PyObject *tensor = torch ? PyObject_GetAttrString(torch, "Tensor") : nullptr;
-            if (tensor && PyType_Check(tensor)) r.api = find_exchange_api((PyTypeObject *) tensor);
+            if (tensor && PyType_Check(tensor)) {
+                r.api = find_exchange_api((PyTypeObject *) tensor);
+                PyObject *key = PyUnicode_InternFromString("__torch_function__");
+                r.torch_function = key ? _PyType_Lookup((PyTypeObject *) tensor, key) : nullptr;
+                Py_XINCREF(r.torch_function);  // kept
+                Py_XDECREF(key);
+            }
             Py_XDECREF(tensor);
             Py_XDECREF(c);
             Py_XDECREF(torch);
@@ -125,6 +114,61 @@ struct torch_process {
     }
 };
 
+inline torch_checks torch_checks::of(PyTypeObject *base, PyTypeObject *type) noexcept {
+    torch_checks c;
+    auto lookup = [](PyTypeObject *tp, const char *n) -> PyObject * {
+        PyObject *key = PyUnicode_InternFromString(n);
+        PyObject *d = key ? _PyType_Lookup(tp, key) : nullptr;  // borrowed
+        Py_XDECREF(key);
+        PyErr_Clear();
+        return d;
+    };
+    auto method = [&](const char *n) -> PyCFunction {
+        PyObject *d = lookup(base, n);
+        if (!d || !Py_IS_TYPE(d, &PyMethodDescr_Type)) return nullptr;
+        PyMethodDef *def = reinterpret_cast<PyMethodDescrObject *>(d)->d_method;
+        return (def->ml_flags & METH_NOARGS) ? def->ml_meth : nullptr;
+    };
+    c.is_neg = method("is_neg");
+    c.is_conj = method("is_conj");
+    c.is_inference = method("is_inference");
+    PyObject *d = lookup(base, "requires_grad");
+    if (d && Py_IS_TYPE(d, &PyGetSetDescr_Type)) {
+        PyGetSetDef *def = reinterpret_cast<PyGetSetDescrObject *>(d)->d_getset;
+        c.requires_grad = def->get;
+        c.requires_grad_closure = def->closure;
+    }
+    PyObject *tf = lookup(type, "__torch_function__");
+    c.overrides_torch_function = tf && tf != torch_process::get().torch_function;
+    return c;
+}
+
+/// While alive, PyTorch's subclass dispatch (`__torch_function__`) is off, when `on`: the queries of a
+/// subclass that overrides it then answer for the tensor, not for the subclass.
+class torch_function_disabled {
+public:
+    explicit torch_function_disabled(bool on) noexcept {
+        PyObject *type = torch_process::get().disable_subclass;
+        if (!on || !type) return;
+        ctx_ = PyObject_CallNoArgs(type);
+        PyObject *r = ctx_ ? PyObject_CallMethod(ctx_, "__enter__", nullptr) : nullptr;
+        if (!r) { PyErr_Clear(); Py_CLEAR(ctx_); }
+        Py_XDECREF(r);
+    }
+    ~torch_function_disabled() {
+        if (!ctx_) return;
+        PyObject *r = PyObject_CallMethod(ctx_, "__exit__", "OOO", Py_None, Py_None, Py_None);
+        if (!r) PyErr_Clear();
+        Py_XDECREF(r);
+        Py_DECREF(ctx_);
+    }
+    torch_function_disabled(const torch_function_disabled &) = delete;
+    torch_function_disabled &operator=(const torch_function_disabled &) = delete;
+
+private:
+    PyObject *ctx_ = nullptr;
+};
+
 /// `tensor.flip(dims)`: a copy with those dimensions reversed. Steals `tensor`; a new reference, or NULL
 /// with an error set. Returns the positive-stride view of a negative-stride tensor (strides.h) as the
 /// tensor it views: PyTorch tensors cannot have negative strides, and `torch.from_dlpack` aborts the
@@ -159,6 +203,7 @@ inline const dlpack::ExchangeAPI *torch_exchange_api() noexcept { return torch_p
 /// where given, receives the tensor's `requires_grad` (asked at most once per call).
 inline mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r, bool check_conj,
                                bool *requires_grad = nullptr) noexcept {
+    torch_function_disabled guard(c.overrides_torch_function);
     if (c.negative(src) || (check_conj && c.conjugate(src))) return mismatch::lazy;
     if (r.read_only) {
         if (requires_grad) *requires_grad = c.needs_grad(src);
