@@ -75,6 +75,16 @@ template <typename... Tags> py::object make_named(const std::string &dtype, cons
     throw std::invalid_argument("unknown dtype " + dtype);
 }
 
+/// `Out::empty({2, 3})` filled with 0..5 in logical order, returned: allocation by shape, as
+/// `py::array_t<T>({rows, cols})`.
+template <typename Out> Out filled_empty() {
+    Out out = Out::empty({2, 3});
+    auto v = out.template view<py::ndim<2>>();
+    for (size_t i = 0; i < 2; ++i)
+        for (size_t j = 0; j < 3; ++j) v(i, j) = value_of<typename std::remove_cv_t<typename Out::Scalar>>((int) (3 * i + j));
+    return out;
+}
+
 } // namespace
 
 void init_producers(py::module_ &m) {
@@ -94,6 +104,14 @@ void init_producers(py::module_ &m) {
     m.def("ret_jax", &make_named<py::jax>);
     m.def("ret_tensorflow", &make_named<py::tensorflow>);
     m.def("ret_none", &make_named<>);
+    m.def("empty_numpy", &filled_empty<py::dltensor<py::numpy, float, py::ndim<2>>>);
+    m.def("empty_numpy_f", &filled_empty<py::dltensor<py::numpy, float, py::ndim<2>, py::f_contig>>);
+    m.def("empty_numpy_bf16", &filled_empty<py::dltensor<py::numpy, py::bfloat16, py::ndim<2>>>);
+    m.def("empty_pytorch", &filled_empty<py::dltensor<py::pytorch, double, py::ndim<2>>>);
+    m.def("empty_jax", &filled_empty<py::dltensor<py::jax, int32_t, py::ndim<2>>>);
+    m.def("empty_tensorflow", &filled_empty<py::dltensor<py::tensorflow, float, py::ndim<2>>>);
+    m.def("empty_none", &filled_empty<py::dltensor<float, py::ndim<2>>>);
+    m.def("empty_bad_rank", [] { return py::dltensor<py::numpy, float, py::ndim<2>>::empty({3}); });
     m.def("ret_jax_const_f64", [](size_t n) {
         auto *buf = new double[n];
         for (size_t i = 0; i < n; ++i) buf[i] = (double) i + 0.5;

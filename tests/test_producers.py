@@ -362,3 +362,26 @@ def test_misaligned_bfloat16_numpy_is_copied_for_read_only_parameters(m):
 def test_tensorflow_string_tensor_is_refused_not_aborted(m):
     with pytest.raises(TypeError, match=INCOMPATIBLE):
         m.read_f32(tf.constant(["a", "b"]))
+
+
+# ---- allocation by shape: Out::empty() for every framework ---------------------------------------------
+
+@pytest.mark.parametrize("fw, check", [
+    ("numpy", lambda out: isinstance(out, np.ndarray) and out.dtype == np.float32 and out.flags.c_contiguous),
+    ("numpy_f", lambda out: isinstance(out, np.ndarray) and out.flags.f_contiguous),
+    ("numpy_bf16", lambda out: isinstance(out, np.ndarray) and out.dtype == ml_dtypes.bfloat16),
+    ("pytorch", lambda out: isinstance(out, torch.Tensor) and out.dtype == torch.float64),
+    ("jax", lambda out: isinstance(out, jax.Array) and out.dtype == jnp.int32),
+    ("tensorflow", lambda out: isinstance(out, tf.Tensor) and out.dtype == tf.float32),
+    ("none", lambda out: hasattr(out, "__dlpack__") and not isinstance(out, np.ndarray)),
+])
+def test_empty_allocates_for_every_framework(backend_module, fw, check):
+    out = getattr(backend_module, "empty_" + fw)()
+    assert check(out), type(out)
+    values = backend_module.values(out) if fw == "none" else np.asarray(out).astype(np.float64).ravel().tolist()
+    assert values == [0, 1, 2, 3, 4, 5]
+
+
+def test_empty_checks_the_annotated_rank(backend_module):
+    with pytest.raises(ValueError, match="annotated ndim"):
+        backend_module.empty_bad_rank()

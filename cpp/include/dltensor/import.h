@@ -582,17 +582,61 @@ inline mismatch import_dlpack_or_buffer(PyObject *src, PyObject *dlpack_attr, bo
 
 } // namespace detail
 
-/// Allocates an uninitialized tensor with PyTorch's allocator (the exchange API's
-/// `managed_tensor_allocator`; on CUDA its caching allocator), for `dltensor<...>::empty()` on every
-/// backend. On success fills `out` (view, owner capsule as a new reference, the device's current stream)
-/// and returns 0. Returns 1 (nothing set) when `ndim` differs from `expected_ndim` (-1: any) or exceeds
+/// Allocates an uninitialized tensor for `dltensor<...>::empty()` on every backend, by the framework that
+/// will own it: PyTorch's allocator (the exchange API's `managed_tensor_allocator`; on CUDA its caching
+/// allocator) for `py::pytorch` and every non-CPU device; `numpy.empty` for CPU tensors of every other
+/// framework or none (JAX and TensorFlow adopt or copy it on return; a `py::numpy` tensor returns as
+/// that very array). `order`: 'F' for column-major, else row-major (NumPy only; PyTorch allocates
+/// row-major). On success fills `out` (view, owner as a new reference, the device's current stream) and
+/// returns 0. Returns 1 (nothing set) when `ndim` differs from `expected_ndim` (-1: any) or exceeds
 /// max_ndim, and -1 with a Python error set when allocation fails.
-inline int allocate_framework_tensor(dlpack::DataType dtype, const size_t *shape, size_t ndim,
-                                     int32_t expected_ndim, dlpack::Device device, imported &out) noexcept {
+inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, const size_t *shape, size_t ndim,
+                                     int32_t expected_ndim, dlpack::Device device, char order,
+                                     imported &out) noexcept {
     if ((expected_ndim >= 0 && ndim != (size_t) expected_ndim) || ndim > (size_t) dlpack::max_ndim) return 1;
     for (size_t i = 0; i < ndim; ++i) {
         if (shape[i] > (size_t) INT64_MAX) return 1;
         out.shape[i] = (int64_t) shape[i];
+    }
+    if (framework != fw_pytorch && device.device_type == dlpack::cpu) {
+        char name[16];
+        PyObject *np = dtype_name(dtype, name) ? PyImport_ImportModule("numpy") : nullptr;
+        if (dtype.code == dlpack::bfloat_ && np) {
+            PyObject *ml = PyImport_ImportModule("ml_dtypes");  // registers the name "bfloat16" with NumPy
+            if (!ml) {
+                PyErr_Clear();
+                PyErr_SetString(PyExc_TypeError, "dltensor::empty(): NumPy has no bfloat16 dtype without the "
+                                                 "ml_dtypes package (pip install ml_dtypes)");
+                Py_DECREF(np);
+                return -1;
+            }
+            Py_DECREF(ml);
+        }
+        PyObject *dims = np ? PyTuple_New((Py_ssize_t) ndim) : nullptr;
+        for (size_t i = 0; dims && i < ndim; ++i)
+            PyTuple_SET_ITEM(dims, (Py_ssize_t) i, PyLong_FromLongLong(out.shape[i]));
+        PyObject *array = dims ? PyObject_CallMethod(np, "empty", "Oss", dims, name, order == 'F' ? "F" : "C")
+                               : nullptr;
+        Py_XDECREF(dims);
+        Py_XDECREF(np);
+        if (!array) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "dltensor::empty(): allocation failed");
+            return -1;
+        }
+        requirements any;
+        dlpack::DataType seen{0, 0, 0};
+        if (detail::import_numpy(array, any, out, seen, out.shape, out.strides, true) != mismatch::none &&
+            detail::import_numpy(array, any, out, seen, out.shape, out.strides, false) != mismatch::none) {
+            Py_DECREF(array);
+            PyErr_SetString(PyExc_RuntimeError, "dltensor::empty(): NumPy allocated an unreadable array");
+            return -1;
+        }
+        Py_DECREF(array);  // out.owner holds it
+        if (framework == fw_numpy) {
+            out.source = out.owner;
+            out.source_framework = fw_numpy;
+        }
+        return 0;
     }
     const dlpack::ExchangeAPI *api = torch_exchange_api();
     dlpack::ManagedTensorVersioned *mt = allocate(api, dtype, (int32_t) ndim, out.shape, device);

@@ -195,11 +195,11 @@ public:
     /// which the producer synchronized with the legacy default stream). Launch kernels on it.
     void *stream() const noexcept { return m_stream; }
 
-    /// Allocates an uninitialized tensor of this type through the framework's own allocator (the DLPack
-    /// exchange API's `managed_tensor_allocator`; on CUDA, PyTorch's caching allocator). Needs a
-    /// framework that publishes the API (`py::pytorch`) and a dtype; the device is the annotated one
-    /// (CPU when none). Returned to Python, it becomes that framework's tensor without an owner capsule.
-    /// Throws `python_error` when allocation fails.
+    /// Allocates an uninitialized tensor of this type for C++ to fill and return (as `py::array_t<T>(shape)`
+    /// does): `numpy.empty` on the CPU (a `py::numpy` tensor returns as that very array), PyTorch's own
+    /// allocator for `py::pytorch` and on other devices (on CUDA its caching allocator). Needs a dtype; the
+    /// device is the annotated one (CPU when none), the order the annotated one. Throws `python_error`
+    /// when allocation fails, `std::invalid_argument` when the shape contradicts the annotated ndim.
     static dltensor empty(std::initializer_list<size_t> shape, int device_id = 0);
 
     /// Wraps the tensor in a Python object of the annotated framework (see `dltensor_framework`).
@@ -459,13 +459,12 @@ NAMESPACE_END(detail)
 
 template <typename... Args>
 dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, int device_id) {
-    static_assert(std::is_same_v<typename Config::Framework, pytorch>,
-                  "dltensor::empty() allocates through the framework's DLPack exchange API: annotate py::pytorch");
     static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "dltensor::empty() needs a dtype annotation");
     const int32_t device_type = base::DeviceType ? base::DeviceType : (int32_t) dlt::dlpack::cpu;
     dlt::imported im;
-    int rc = dlt::allocate_framework_tensor(dlt::dtype_of<Scalar>(), shape.begin(), shape.size(), Config::N,
-                                            {device_type, (int32_t) device_id}, im);
+    int rc = dlt::allocate_framework_tensor(Config::Framework::value, dlt::dtype_of<Scalar>(), shape.begin(),
+                                            shape.size(), Config::N, {device_type, (int32_t) device_id},
+                                            (char) Config::Order::value, im);
     if (rc > 0) throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
     if (rc < 0) throw python_error();
     object owner = steal(im.owner);
@@ -476,6 +475,9 @@ dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, 
                     dlpack::dtype{t.dtype.code, t.dtype.bits, t.dtype.lanes}, t.device.device_type,
                     t.device.device_id, 'C', t.byte_offset);
     result.m_stream = im.stream;
+    result.m_source = im.source;
+    result.m_source_framework = im.source_framework;
+    result.m_owned = true;
     return result;
 }
 

@@ -192,7 +192,7 @@ public:
         return dltensor_view<V, (size_t) N>((V *) ((uint8_t *) t().data + t().byte_offset), t().shape, t().strides);
     }
 
-    /// Allocates through the framework's DLPack exchange API (see the nanobind backend).
+    /// Allocates an uninitialized tensor for C++ to fill and return (see the nanobind backend).
     static dltensor empty(std::initializer_list<size_t> shape, int device_id = 0);
 
     /// Wraps the tensor in a Python object of the annotated framework.
@@ -356,18 +356,18 @@ public:
 
 template <typename... Args>
 dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, int device_id) {
-    static_assert(std::is_same_v<typename Config::Framework, dlt::tags::pytorch>,
-                  "dltensor::empty() allocates through the framework's DLPack exchange API: annotate py::pytorch");
     static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "dltensor::empty() needs a dtype annotation");
     const int32_t device_type = DeviceType ? DeviceType : (int32_t) dlt::dlpack::cpu;
     dlt::imported im;
-    int rc = dlt::allocate_framework_tensor(dlt::dtype_of<Scalar>(), shape.begin(), shape.size(), Config::N,
-                                            {device_type, (int32_t) device_id}, im);
+    int rc = dlt::allocate_framework_tensor(Config::Framework::value, dlt::dtype_of<Scalar>(), shape.begin(),
+                                            shape.size(), Config::N, {device_type, (int32_t) device_id}, Order,
+                                            im);
     if (rc > 0) throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
     if (rc < 0) throw error_already_set();
     object owner = reinterpret_steal<object>(im.owner);
     dlt::tensor_handle *h = dlt::tensor_handle::create(im.tensor, owner.ptr(), ReadOnly, im.stream);
     if (!h) throw error_already_set();
+    h->set_source(im.source, im.source_framework);
     return dltensor(h, true);
 }
 
