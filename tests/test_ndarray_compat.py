@@ -44,10 +44,6 @@ def test_ndarray_check(m):
     assert not m.is_array_like(3) and not m.is_array_like([1.0])
 
 
-def test_read_only_constant(m):
-    assert m.read_only_constant()
-
-
 def test_converting_constructor_shares_the_tensor(m):
     a = np.arange(4.0)
     r = m.roundtrip_through_ndarray(a)

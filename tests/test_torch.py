@@ -25,11 +25,6 @@ def test_switch_routes_through_the_chosen_path(m):
     assert calls == ([] if m.exchange_api_enabled() else [1])
 
 
-def test_torch_type_publishes_the_exchange_api():
-    cap = type(torch.zeros(1)).__dlpack_c_exchange_api__
-    assert "dlpack_exchange_api" in repr(cap)
-
-
 def test_conjugate_view_is_materialized_for_read_only_parameters(m):
     a = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64)
     c = a.conj()
@@ -139,7 +134,7 @@ def test_returned_torch_tensor_releases_its_owner_once_from_any_thread(m):
     assert m.owner_frees_without_gil() == 0
 
 
-def test_exchange_and_dlpack_paths_agree(m, backend_module):
+def test_exchange_and_dlpack_paths_agree(backend_module):
     cases = [
         torch.arange(12, dtype=torch.float32).reshape(3, 4)[:, 1::2],
         torch.arange(6, dtype=torch.int16).reshape(2, 3).T,
@@ -148,12 +143,15 @@ def test_exchange_and_dlpack_paths_agree(m, backend_module):
         torch.arange(4.0).expand(3, 4),
         torch.tensor([True, False]),
     ]
-    for t in cases:
+    try:
+        for t in cases:
+            backend_module.set_exchange_api(True)
+            fast = (backend_module.describe(t)[:8], backend_module.values(t))
+            backend_module.set_exchange_api(False)
+            slow = (backend_module.describe(t)[:8], backend_module.values(t))
+            assert fast == slow
+    finally:
         backend_module.set_exchange_api(True)
-        fast = (backend_module.describe(t)[:8], backend_module.values(t))
-        backend_module.set_exchange_api(False)
-        slow = (backend_module.describe(t)[:8], backend_module.values(t))
-        assert fast == slow
 
 
 @pytest.mark.parametrize("lib", ["torch", "numpy"])
