@@ -37,12 +37,13 @@ enum class mismatch : uint8_t {
 };
 
 /// Do two shape annotations agree (for `view<...>()` restating a tensor's annotations)? `n < 0`: no shape
-/// annotation; an extent of -1: any. They disagree on ndim, or on an extent both fix.
+/// annotation (its extents are not read); an extent of -1: any. They disagree on ndim, or on an extent
+/// both fix. (No pointer is compared with NULL: not a constant expression under -fsanitize=undefined.)
 constexpr bool shapes_agree(int32_t n1, const int64_t *e1, int32_t n2, const int64_t *e2) noexcept {
     if (n1 < 0 || n2 < 0) return true;
     if (n1 != n2) return false;
     for (int32_t i = 0; i < n1; ++i)
-        if (e1 && e2 && e1[i] >= 0 && e2[i] >= 0 && e1[i] != e2[i]) return false;
+        if (e1[i] >= 0 && e2[i] >= 0 && e1[i] != e2[i]) return false;
     return true;
 }
 
