@@ -34,6 +34,12 @@ void init_constraints(py::module_ &m) {
     m.def("take_writable", [](py::dltensor<float> x) { return x.read_only(); });
     m.def("take_const", [](py::dltensor<const float> x) { return x.read_only(); });
     m.def("take_ro", [](py::dltensor<py::ro> x) { return x.read_only(); });
+    m.def("const_view_without_framework", [] {
+        // A const tensor returned with no framework annotation: DLPack consumers must see it read-only.
+        auto *data = new double[3]{1, 2, 3};
+        py::capsule owner(data, [](void *p) noexcept { delete[] static_cast<double *>(p); });
+        return py::dltensor<const double, py::ndim<1>>(data, {3}, owner);
+    });
 
     // Overloads by dtype (writable: never converted, so each input finds exactly its own).
     m.def("which", [](py::dltensor<float, py::ndim<1>>) { return std::string("float32 1d"); });

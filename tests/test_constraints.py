@@ -178,3 +178,20 @@ def test_c_contig_refuses_strided_dimension_zero(m, make):
     with pytest.raises(TypeError, match="incompatible function arguments"):
         m.take_c_rw(x)  # writable: never converted
     assert m.take_c(x) == np.asarray(x).ravel().tolist()  # read-only: a C-ordered copy
+
+
+@pytest.mark.parametrize("make", [lambda: np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4))[:, ::2],
+                                  lambda: torch.arange(12.0).reshape(4, 3).T[:, ::2]], ids=["numpy", "torch"])
+def test_f_contig_refuses_a_strided_last_dimension(m, make):
+    # The F-order check covers the last dimension too: columns taken with a step are not F-contiguous, so a
+    # read-only f_contig parameter gets an F-ordered copy (strides (1, 3)), not the (1, 6) view.
+    x = make()
+    values, strides, _ = m.ro_f_f32(x)
+    assert values == np.asarray(x).ravel().tolist() and strides == (1, 3)
+
+
+def test_const_return_is_read_only_for_dlpack_consumers(m):
+    # A const tensor returned without a framework annotation carries DLPack's read-only flag: NumPy makes a
+    # read-only array of it.
+    a = np.from_dlpack(m.const_view_without_framework())
+    assert a.tolist() == [1, 2, 3] and not a.flags.writeable

@@ -9,6 +9,8 @@ import weakref
 import numpy as np
 import pytest
 
+from producer import FLOAT64, Exporter
+
 torch = pytest.importorskip("torch")
 jnp = pytest.importorskip("jax.numpy")
 
@@ -86,6 +88,21 @@ def test_member_reads_back_as_the_stored_object(m):
         model.weights = x
         assert model.weights is x
         assert model.weights is x  # every read
+
+
+def test_stored_source_outlives_the_callers_reference(m):
+    # A kept tensor holds the object it came from, which reads of the member return: here a producer whose
+    # capsule does not reference it, so only the tensor's owner keeps it alive.
+    model = m.Model()
+    x = Exporter(m, np.arange(3.0), shape=(3,), dtype=FLOAT64)
+    alive = weakref.ref(x)
+    model.weights = x
+    del x
+    gc.collect()
+    assert alive() is not None and model.weights is alive()
+    model.weights = np.zeros(1)
+    gc.collect()
+    assert alive() is None  # released with the tensor
 
 
 def test_reference_internal_view_with_an_owner_keeps_the_parent_alive(m):

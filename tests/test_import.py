@@ -7,7 +7,7 @@ import gc
 import numpy as np
 import pytest
 
-from producer import FLOAT32, Exporter, LegacyExporter, capsule
+from producer import FLOAT32, Exporter, LegacyExporter, Returning, capsule
 
 torch = pytest.importorskip("torch")
 jax = pytest.importorskip("jax")
@@ -68,12 +68,31 @@ def test_raw_capsule_is_consumed_exactly_once(m, versioned):
     assert m.values(cap) == [0, 1, 2]
     gc.collect()
     assert m.deleter_calls() == before + 1  # released when the call's tensor died
-    assert "used_dltensor" in repr(cap)
+    used = "used_dltensor_versioned" if versioned else "used_dltensor"
+    assert repr(cap).startswith(f'<capsule object "{used}"')  # renamed as its layout's spec says
     with pytest.raises(TypeError, match="incompatible function arguments"):
         m.values(cap)  # a second use
     del cap
     gc.collect()
     assert m.deleter_calls() == before + 1  # never twice
+
+
+def test_capsule_its_producer_still_holds_is_consumed(m):
+    # A __dlpack__ that returns a capsule it also keeps (not a fresh one): someone else can reach the
+    # capsule, so it cannot be its own owner; it is consumed, and its tensor freed once, by the owner.
+    storage = np.arange(3, dtype=np.float32)
+    gc.collect()
+    before = m.deleter_calls()
+    cap = capsule(m, storage, shape=(3,))
+    assert m.values(Returning(cap)) == [0, 1, 2]
+    gc.collect()
+    assert m.deleter_calls() == before + 1
+    assert repr(cap).startswith('<capsule object "used_dltensor_versioned"')
+    with pytest.raises(TypeError):
+        m.values(cap)
+    del cap
+    gc.collect()
+    assert m.deleter_calls() == before + 1
 
 
 def test_capsule_rejected_for_a_mismatch_is_not_consumed(m):
@@ -114,6 +133,24 @@ def test_byte_offset_is_applied(m):
     info = m.describe(capsule(m, storage, shape=(3,), byte_offset=8))
     assert info[6] == storage.ctypes.data + 8
     assert m.values(cap) == [2, 3, 4]
+
+
+def test_byte_offset_counts_for_alignment(m):
+    # The first element is at data + byte_offset: an aligned data pointer with an offset of 2 bytes is
+    # misaligned for float32, and a typed parameter refuses it (a raw capsule has no producer to copy it).
+    storage = np.arange(4, dtype=np.float32)
+    assert storage.ctypes.data % 4 == 0
+    with pytest.raises(TypeError):
+        m.take_f32(capsule(m, storage, shape=(3,), byte_offset=2))
+    assert m.take_f32(capsule(m, storage, shape=(3,), byte_offset=4)) == 1
+
+
+def test_64_dimensions_are_accepted(m):
+    # DLPack's and NumPy's dimension limit is inclusive (65 is refused: test_bad_input.py).
+    storage = np.arange(2, dtype=np.float32)
+    assert m.values(capsule(m, storage, shape=(2,), ndim=64)) == [0, 1]  # extents (2, 1, ..., 1)
+    a = np.zeros((1,) * 63 + (2,), np.float32)
+    assert m.describe(a)[0] == 64 and m.values(a) == [0, 0]
 
 
 def test_null_strides_read_as_c_order(m):

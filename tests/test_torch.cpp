@@ -20,20 +20,21 @@ void init_torch(py::module_ &m) {
     m.def("set_exchange_api", [](bool on) { dlt::exchange_api_enabled() = on; },
           "Route PyTorch tensors through the DLPack C exchange API (True) or __dlpack__ (False).");
     m.def("exchange_api_enabled", [] { return dlt::exchange_api_enabled(); });
-    m.def("exchange_api_capsule", [](uint32_t major, bool chain_to_torch) {
+    m.def("exchange_api_capsule", [](uint32_t major, bool chain_to_torch, bool allocator) {
         // A `__dlpack_c_exchange_api__` table of DLPack major version `major` whose every entry fails and
-        // counts (foreign_table_calls), optionally chained through prev_api to torch.Tensor's own table.
+        // counts (foreign_table_calls), optionally chained through prev_api to torch.Tensor's own table;
+        // without `allocator`, the table lacks that mandatory entry.
         auto *t = new dlt::dlpack::ExchangeAPI{};  // lives for the process, as a framework's table does
         t->header.version = {major, 0};
         t->header.prev_api = chain_to_torch ? const_cast<dlt::dlpack::ExchangeAPIHeader *>(
                                                   &dlt::torch_exchange_api()->header) : nullptr;
-        t->managed_tensor_allocator = foreign_allocate;
+        t->managed_tensor_allocator = allocator ? foreign_allocate : nullptr;
         t->managed_tensor_from_py_object_no_sync = foreign_export;
         t->managed_tensor_to_py_object_no_sync = foreign_import;
         t->dltensor_from_py_object_no_sync = foreign_view;
         t->current_work_stream = foreign_stream;
         return tb::steal(PyCapsule_New(t, dlt::dlpack::exchange_api_capsule_name, nullptr));
-    });
+    }, py::arg("major"), py::arg("chain_to_torch"), py::arg("allocator") = true);
     m.def("foreign_table_calls", [] { return foreign_table_calls; });
     m.def("stream_of", [](py::dltensor<py::ro> x) { return (uintptr_t) x.stream(); });
     m.def("torch_empty", [](size_t n) {

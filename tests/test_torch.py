@@ -191,3 +191,12 @@ def test_exchange_api_walks_prev_api_to_a_readable_version(m):
     assert m.values(torch.arange(3.0).as_subclass(cls)) == [0, 1, 2]
     assert m.foreign_table_calls() == before
     assert calls == ([] if m.exchange_api_enabled() else [1])  # the chained v1 table: no __dlpack__
+
+
+def test_exchange_api_missing_an_entry_is_not_used(m):
+    # A table of the readable major version without a mandatory entry (here the allocator) is not used.
+    cls, calls = _counting_subclass(m.exchange_api_capsule(1, False, allocator=False))
+    before = m.foreign_table_calls()
+    assert m.values(torch.arange(3.0).as_subclass(cls)) == [0, 1, 2]
+    assert m.foreign_table_calls() == before  # the incomplete table was never called
+    assert calls == [1]  # __dlpack__ (on both import paths)
