@@ -1,5 +1,7 @@
 """Mistakes that must not compile, on both backends, each with a message that says what is wrong:
-`view<...>()` contradicting the tensor's annotations (dtype, shape) and an annotation given twice."""
+`view<...>()` contradicting the tensor's annotations (dtype, shape), an annotation given twice, array_t's
+byte strides, array_t members that have no equivalent or would write through a read-only tensor; and the
+warning on a tensor constructed without an owner."""
 import subprocess
 import sys
 import sysconfig
@@ -21,6 +23,37 @@ CASES = {
     "view shape contradicts": ("double f(py::dltensor<double, py::shape<2, 2>> a) { return a.view<py::shape<4>>()(0); }",
                                "the shape contradicts"),
     "annotation twice": ("void f(py::dltensor<float, double> a) { (void) a; }", "at most once"),
+    # array_t's byte strides, as ported: unsigned (sizeof) strides do not compile, also mixed with literals
+    "byte strides": ("auto f(float *p, size_t k, py::handle o) { return py::dltensor<py::numpy, float, py::ndim<2>>"
+                     "(p, {2, k}, o, {k * sizeof(float), sizeof(float)}); }", "strides count elements"),
+    "byte strides mixed": ("auto f(float *p, size_t k, py::handle o) { return py::dltensor<py::numpy, float, "
+                           "py::ndim<2>>(p, {2, k}, o, {k * sizeof(float), 1}); }", "strides count elements"),
+    # array_t members: writing through a read-only tensor, and members with no equivalent
+    "mutable_data read-only": ("float *f(py::dltensor<const float, py::ndim<1>> a) { return a.mutable_data(0); }",
+                               "mutable_data(): the tensor is read-only"),
+    "mutable_at read-only": ("void f(py::dltensor<float, py::ro, py::ndim<1>> a) { a.mutable_at(0) = 1; }",
+                             "mutable_at(): the tensor is read-only"),
+    "mutable_unchecked read-only": ("void f(py::dltensor<const float, py::ndim<1>> a) { a.mutable_unchecked<1>(); }",
+                                    "mutable_unchecked(): the tensor is read-only"),
+    "request": ("void f(py::dltensor<float> a) { a.request(); }", "has no request()/buffer_info"),
+    "byte strides member": ("long f(py::dltensor<float> a) { return a.strides(0); }", "stride(i) is in elements"),
+    "adopt lvalue": ("#include <vector>\nauto f(std::vector<float> &v) { return py::dltensor<py::numpy, float, "
+                     "py::ndim<1>>::adopt(v); }", "pass the container with std::move"),
+    "adopt element type": ("#include <vector>\nauto f(std::vector<double> v) { return py::dltensor<py::numpy, "
+                           "float, py::ndim<1>>::adopt(std::move(v)); }", "elements must be the tensor's dtype"),
+}
+
+# What compiles without a warning (-Werror): element strides however spelled, an explicit "no owner".
+CLEAN = {
+    "element strides": "auto f(float *p, size_t k, py::handle o) { return py::dltensor<py::numpy, float, "
+                       "py::ndim<2>>(p, {2, k}, o, {(int64_t) k, 1}); }",
+    "literal strides": "auto f(float *p, py::handle o) { return py::dltensor<py::numpy, float, py::ndim<2>>"
+                       "(p, {2, 3}, o, {3, 1}); }",
+    "explicit no owner": "static float data[3];\nauto f() { return py::dltensor<py::numpy, float, py::ndim<1>>"
+                         "(data, {3}, py::handle()); }",
+    "array_t members": "double f(py::dltensor<double, py::ndim<2>> a) { *a.mutable_data(0, 1) = 1; "
+                       "a.mutable_at(0, 0) = 2; a.mutable_unchecked<2>()(0, 0) = 3; "
+                       "return *a.data(0, 1) + a.at(0, 0) + a.unchecked<2>()(0, 0) + a.unchecked()(0, 0); }",
 }
 
 
@@ -53,3 +86,20 @@ def test_mistake_fails_to_compile_with_its_message(backend, case):
     code, message = CASES[case]
     proc = compile_snippet(backend, code)
     assert proc.returncode != 0 and message in proc.stderr, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("case", sorted(CLEAN))
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_porting_spelling_compiles_without_warnings(backend, case):
+    proc = compile_snippet(backend, CLEAN[case], ["-Wall", "-Werror"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_tensor_without_owner_warns_with_the_safe_spellings(backend):
+    # The port of `py::array(v.size(), v.data())` that returns a local vector's memory: a warning that
+    # names the use-after-free and the spellings that avoid it.
+    proc = compile_snippet(backend, "#include <vector>\nauto f() { std::vector<float> v(3); return "
+                                    "py::dltensor<py::numpy, float, py::ndim<1>>(v.data(), {v.size()}); }")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "use-after-free" in proc.stderr and "copy_of" in proc.stderr and "adopt" in proc.stderr, proc.stderr[-3000:]

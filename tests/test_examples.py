@@ -453,3 +453,58 @@ def test_gather_renamed_refuses_int64_indices_and_const_fixes_it(build, fw):
         if fw != "jax":  # JAX arrays are immutable: never bound to a writable parameter
             exact = np.array([3, 0, 3], np.uint32) if fw == "numpy" else torch.tensor([3, 0, 3], dtype=torch.uint32)
             assert ext.gather_sum_renamed(values, exact) == 90.0
+
+
+# --- a realistic port from array_t: segments (index arrays, allocation by shape, local results, lists) ------
+
+SEGMENT_VALUES = np.arange(12, dtype=np.float32).reshape(6, 2)
+SEGMENT_LABELS = np.array([0, 2, 2, 0, 2, 4])  # int64, NumPy's default: read as uint32 (a conversion)
+SEGMENT_MEANS = [[3.0, 4.0], [0.0, 0.0], [14 / 3, 17 / 3], [0.0, 0.0], [10.0, 11.0]]
+
+
+@pytest.mark.parametrize("flavor", FLAVORS)
+def test_segments_every_spelling_agrees_on_numpy(build, flavor):
+    ext = load(build, "segments", flavor)
+    means = ext.segment_mean(SEGMENT_VALUES, SEGMENT_LABELS, 5)
+    assert type(means) is np.ndarray and means.dtype == np.float32
+    assert np.allclose(means, SEGMENT_MEANS)
+    ids = ext.nonempty_segments(SEGMENT_LABELS)
+    assert type(ids) is np.ndarray and ids.dtype == np.uint32 and ids.tolist() == [0, 2, 4]
+    assert ext.count_labels(SEGMENT_LABELS.astype(np.uint32)) == 6
+    with pytest.raises(IndexError):
+        ext.segment_mean(SEGMENT_VALUES, SEGMENT_LABELS, 3)
+
+
+@pytest.mark.parametrize("flavor", ["array_t", *DLTENSOR])
+def test_segments_lists_as_input(build, flavor):
+    # array_t's forcecast reads lists; so do dltensor's read-only parameters (nb::ndarray does not)
+    ext = load(build, "segments", flavor)
+    assert np.allclose(ext.segment_mean(SEGMENT_VALUES.tolist(), SEGMENT_LABELS.tolist(), 5), SEGMENT_MEANS)
+    assert ext.nonempty_segments([3, 1, 3]).tolist() == [1, 3]
+    assert ext.count_labels([1, 2, 3]) == 3
+
+
+@pytest.mark.parametrize("fw", ["torch", "jax"])
+@pytest.mark.parametrize("flavor", ON_DLPACK)
+def test_segments_take_torch_and_jax(build, flavor, fw):
+    ext = load(build, "segments", flavor)
+    means = ext.segment_mean(in_framework(fw, SEGMENT_VALUES), in_framework(fw, SEGMENT_LABELS.astype(np.int32)), 5)
+    assert np.allclose(means, SEGMENT_MEANS)
+    assert ext.nonempty_segments(in_framework(fw, SEGMENT_LABELS.astype(np.int32))).tolist() == [0, 2, 4]
+
+
+@pytest.mark.parametrize("flavor", DLTENSOR)
+def test_segments_results_outlive_the_local_vector(build, flavor):
+    ext = load(build, "segments", flavor)
+    labels = np.arange(100_000) % 50_000
+    ids = ext.nonempty_segments(labels)
+    junk = [np.full(50_000, 7, np.uint32) for _ in range(4)]  # reuse the freed vector's memory, if any
+    assert np.array_equal(ids, np.arange(50_000, dtype=np.uint32))
+    del junk
+
+
+@pytest.mark.parametrize("flavor", DLTENSOR)
+def test_segments_refused_labels_say_so(build, flavor):
+    ext = load(build, "segments", flavor)
+    with pytest.raises(TypeError, match="labels: an integer array or a list"):
+        ext.count_labels(np.zeros((2, 2), np.uint32))

@@ -28,7 +28,7 @@ template <typename... Tags> auto arange(size_t n) {
 struct Holder {
     float buf[6] = {0, 1, 2, 3, 4, 5};
     using View = py::dltensor<py::numpy, float, py::shape<2, 3>>;
-    View view() { return View(buf, {2, 3}); }
+    View view() { return View(buf, {2, 3}, py::handle()); }  // no owner: reference_internal keeps *this
     float get(size_t i) const { return buf[i]; }
 };
 
@@ -62,7 +62,7 @@ void init_export(py::module_ &m) {
     m.def("ownerless_numpy", [] {
         // No owner: the automatic policy must copy (the data is a temporary).
         float tmp[3] = {7, 8, 9};
-        return py::dltensor<py::numpy, float, py::ndim<1>>(tmp, {3}).cast();
+        return py::dltensor<py::numpy, float, py::ndim<1>>(tmp, {3}, py::handle()).cast();
     });
     m.def("identity", [](py::dltensor<py::ro> x) { return x; });
     m.def("identity_numpy", [](py::dltensor<py::numpy, py::ro> x) { return x; });

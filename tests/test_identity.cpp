@@ -64,14 +64,14 @@ void init_identity(py::module_ &m) {
     m.def("passthrough_copy_numpy", [](py::dltensor<py::numpy, py::ro> a) { return a; }, tb::rvp::copy);
     m.def("ownerless_copy", [] {
         static float data[3] = {1, 2, 3};
-        return py::dltensor<float, py::ndim<1>>(data, {3});
+        return py::dltensor<float, py::ndim<1>>(data, {3}, py::handle());
     }, tb::rvp::copy);
     // Copies of C++ memory into each framework: the copy policy must not hand out a view of `copy_source`.
     m.def("copy_source_address", [] { return (uintptr_t) copy_source; });
-    m.def("copy_pytorch", [] { return py::dltensor<py::pytorch, float, py::ndim<1>>(copy_source, {3}); }, tb::rvp::copy);
-    m.def("copy_jax", [] { return py::dltensor<py::jax, float, py::ndim<1>>(copy_source, {3}); }, tb::rvp::copy);
-    m.def("copy_numpy", [] { return py::dltensor<py::numpy, float, py::ndim<1>>(copy_source, {3}); }, tb::rvp::copy);
-    m.def("copy_tensorflow", [] { return py::dltensor<py::tensorflow, float, py::ndim<1>>(copy_source, {3}); },
+    m.def("copy_pytorch", [] { return py::dltensor<py::pytorch, float, py::ndim<1>>(copy_source, {3}, py::handle()); }, tb::rvp::copy);
+    m.def("copy_jax", [] { return py::dltensor<py::jax, float, py::ndim<1>>(copy_source, {3}, py::handle()); }, tb::rvp::copy);
+    m.def("copy_numpy", [] { return py::dltensor<py::numpy, float, py::ndim<1>>(copy_source, {3}, py::handle()); }, tb::rvp::copy);
+    m.def("copy_tensorflow", [] { return py::dltensor<py::tensorflow, float, py::ndim<1>>(copy_source, {3}, py::handle()); },
           tb::rvp::copy);
     m.def("first_restated", [](py::dltensor<double, py::ndim<1>> a) { return a.view<double, py::ndim<1>>()(0); });
     m.def("first_restated_const", [](py::dltensor<const double, py::ndim<1>> a) {

@@ -20,4 +20,5 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
     init_properties(m);
     init_producers(m);
     init_identity(m);
+    init_porting(m);
 }

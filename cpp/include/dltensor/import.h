@@ -28,6 +28,7 @@
 #include "dtypes.h"
 #include "exchange.h"
 #include "frameworks.h"
+#include "refusal.h"
 #include "requirements.h"
 #include "torch.h"
 
@@ -151,6 +152,13 @@ inline bool producer_of(PyTypeObject *tp, producer_info &info) noexcept {
     return true;
 }
 
+/// `check()`, recording what it refuses (refusal.h) for the explanation of a failed call.
+inline mismatch check_noting(const requirements &r, const dlpack::Tensor &t, bool source_read_only) noexcept {
+    mismatch m = check(r, t, source_read_only);
+    if (m != mismatch::none) note_refused_tensor(t, m, source_read_only);
+    return m;
+}
+
 // Owner capsules: the accepted managed tensor, freed through its deleter when the capsule dies.
 inline constexpr const char *owner_name = "dltensor.owner";
 inline constexpr const char *owner_name_versioned = "dltensor.owner_versioned";
@@ -196,7 +204,7 @@ inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool im
     }
     if (validate(*t)) return mismatch::invalid;
     seen = t->dtype;
-    mismatch m = check(r, *t, read_only);
+    mismatch m = check_noting(r, *t, read_only);
     if (m != mismatch::none) return m;
 
     if (adopt && Py_REFCNT(capsule) == 1 && PyCapsule_GetDestructor(capsule)) {
@@ -313,6 +321,7 @@ inline mismatch import_buffer(PyObject *src, const requirements &r, imported &ou
     if (dt.bits == 0 || v.ndim < 0 || v.ndim > dlpack::max_ndim) return fail(mismatch::invalid);
     if (!native) {  // readable only through a byte-swapping conversion
         seen = dt;
+        last_refusal().tensor_known = false;
         return fail(mismatch::dtype);
     }
     int64_t step = 1;
@@ -335,7 +344,7 @@ inline mismatch import_buffer(PyObject *src, const requirements &r, imported &ou
     t.strides = b->strides;
     if (validate(t)) return fail(mismatch::invalid);
     seen = dt;
-    mismatch m = check(r, t, v.readonly != 0);
+    mismatch m = check_noting(r, t, v.readonly != 0);
     if (m != mismatch::none) return fail(m);
 
     PyObject *owner = PyCapsule_New(b, buffer_owner_name, release_buffer_owner);
@@ -361,6 +370,52 @@ inline PyObject *import_module(const char *name) noexcept {
     PyObject *m = PyImport_ImportModule(name);
     if (!m) PyErr_Clear();
     return m;
+}
+
+/// `numpy.asarray(src)`: a NumPy array of anything NumPy reads (lists, tuples, scalars, buffers, objects
+/// with `__array__`). A new reference, or NULL (no error set) when NumPy is missing or cannot read it.
+inline PyObject *numpy_asarray(PyObject *src) noexcept {
+    PyObject *np = import_module("numpy");
+    PyObject *args[] = {src};
+    PyObject *arr = np ? call_method(np, "asarray", args, 1) : nullptr;
+    Py_XDECREF(np);
+    return arr;
+}
+
+/// `numpy.asarray(src).astype(dtype, order=order)`; NULL (no error set) on failure.
+inline PyObject *convert_through_numpy(PyObject *src, PyObject *dtype, PyObject *order) noexcept {
+    PyObject *arr = numpy_asarray(src);
+    if (!arr) return nullptr;
+    PyObject *args[] = {dtype, order};
+    PyObject *res = call_method(arr, "astype", args, 1, py_constants::get().order_kwnames);
+    Py_DECREF(arr);
+    return res;
+}
+
+/// Is JAX's 64-bit mode on (`jax.config.jax_enable_x64`)? Without it JAX has no 64-bit dtypes.
+inline bool jax_x64_enabled() noexcept {
+    PyObject *jax = import_module("jax");
+    PyObject *config = jax ? PyObject_GetAttrString(jax, "config") : nullptr;
+    PyObject *flag = config ? PyObject_GetAttrString(config, "jax_enable_x64") : nullptr;
+    const bool on = flag && PyObject_IsTrue(flag) == 1;
+    Py_XDECREF(flag);
+    Py_XDECREF(config);
+    Py_XDECREF(jax);
+    PyErr_Clear();
+    return on;
+}
+
+/// Can `numpy.asarray` make a tensor of `src`, an object that is no tensor itself: a list, tuple, Python
+/// number, or an object with `__array__` / `__array_interface__` / `__array_struct__`?
+inline bool is_array_like(PyObject *src) noexcept {
+    if (PyList_Check(src) || PyTuple_Check(src) || PyLong_Check(src) || PyFloat_Check(src) ||
+        PyComplex_Check(src))
+        return true;
+    PyObject *tp = (PyObject *) Py_TYPE(src);
+    const bool has = PyObject_HasAttrString(tp, "__array__") || PyObject_HasAttrString(tp, "__array_interface__") ||
+                     PyObject_HasAttrString(tp, "__array_struct__");
+    PyErr_Clear();
+    return has;
 }
 
 /// Asks the producer for a copy of `src` with the dtype and order that `r` needs, on the same device:
@@ -435,6 +490,12 @@ inline PyObject *convert_with_producer(PyObject *src, producer kind, bool is_buf
             break;
         }
         case producer::jax: {
+            // Without 64-bit mode JAX truncates a 64-bit astype back to 32 bits: NumPy holds the dtype.
+            const dlpack::DataType target = r.dtype.bits ? r.dtype : seen;
+            if (target.bits >= 64 && !jax_x64_enabled()) {
+                res = convert_through_numpy(src, dtype, order_obj);
+                break;
+            }
             PyObject *args[] = {dtype};
             res = call_method(src, "astype", args, 1);
             break;
@@ -448,15 +509,7 @@ inline PyObject *convert_with_producer(PyObject *src, producer kind, bool is_buf
         }
         default: {
             if (is_buffer) {  // bytes, array.array, memoryview: NumPy is the conversion of record
-                PyObject *np = import_module("numpy");
-                PyObject *aargs[] = {src};
-                PyObject *arr = np ? call_method(np, "asarray", aargs, 1) : nullptr;
-                Py_XDECREF(np);
-                if (arr) {
-                    PyObject *args[] = {dtype, order_obj};
-                    res = call_method(arr, "astype", args, 1, c.order_kwnames);
-                    Py_DECREF(arr);
-                }
+                res = convert_through_numpy(src, dtype, order_obj);
                 break;
             }
             // Any array-API object: xp = x.__array_namespace__(); xp.astype(x, xp.<dtype>)
@@ -508,7 +561,7 @@ inline mismatch import_exchange(PyObject *src, const producer_info &info, const 
         if (m != mismatch::none) return reject(m);
     }
     bool read_only = info.immutable || (owned && (owned->flags & dlpack::flag_read_only));
-    mismatch m = check(r, t, read_only);
+    mismatch m = check_noting(r, t, read_only);
     if (m != mismatch::none) return reject(m);
 
     void *stream = nullptr;
@@ -538,7 +591,7 @@ inline mismatch import_numpy(PyObject *src, const requirements &r, imported &out
     if (!numpy_arrays::get().view(src, t, shape, strides, read_only, exact)) return mismatch::invalid;
     if (validate(t)) return mismatch::invalid;
     seen = t.dtype;
-    mismatch m = check(r, t, read_only);
+    mismatch m = check_noting(r, t, read_only);
     if (m != mismatch::none) return m;
     Py_INCREF(src);
     out.tensor = t;
@@ -656,18 +709,51 @@ inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, cons
     return 0;
 }
 
+namespace detail {
+
+/// Completes the calling thread's refusal record (refusal.h) for `src`; returns false for the caller.
+inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch why, bool not_a_tensor,
+                   bool converted) noexcept {
+    refusal &rec = last_refusal();
+    if (why != mismatch::shape && why != mismatch::dtype && why != mismatch::device && why != mismatch::order &&
+        why != mismatch::read_only && why != mismatch::misaligned)
+        rec.tensor_known = false;  // only the checks of requirements.h record a tensor
+    rec.why = why;
+    rec.not_a_tensor = not_a_tensor;
+    rec.converted = converted;
+    rec.convert = convert;
+    rec.required = r;
+    std::strncpy(rec.type_name, Py_TYPE(src)->tp_name, sizeof rec.type_name - 1);
+    rec.type_name[sizeof rec.type_name - 1] = '\0';
+    return false;
+}
+
+} // namespace detail
+
 /// Imports `src` for a parameter with requirements `r`. On success fills `out` (the caller owns
-/// `out.owner`) and returns true; otherwise returns false with no Python error set and nothing consumed.
-/// `convert`: the binding allows implicit conversion for this argument (not `.noconvert()`); a copy is
-/// still only made for read-only parameters.
+/// `out.owner`) and returns true; otherwise returns false with no Python error set and nothing consumed,
+/// and the calling thread's `last_refusal()` says why. `convert`: the binding allows implicit conversion
+/// for this argument (not `.noconvert()`); a copy is still only made for read-only parameters. Objects
+/// that are no tensor (lists, tuples, Python numbers, `__array__` objects) are read through
+/// `numpy.asarray` under the same condition.
 inline bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept {
     dlpack::DataType seen{0, 0, 0};
-    if (PyCapsule_CheckExact(src))  // a raw capsule: no producer to convert with
-        return detail::import_capsule(src, r, false, false, out, seen) == mismatch::none;
+    if (PyCapsule_CheckExact(src)) {  // a raw capsule: no producer to convert with
+        mismatch m = detail::import_capsule(src, r, false, false, out, seen);
+        return m == mismatch::none || detail::refuse(src, r, convert, m, false, false);
+    }
 
     PyTypeObject *tp = Py_TYPE(src);
     producer_info info;
-    if (!detail::producer_of(tp, info)) return false;  // neither __dlpack__ nor a buffer
+    if (!detail::producer_of(tp, info)) {  // neither __dlpack__ nor a buffer
+        if (!convert || !r.read_only || !detail::is_array_like(src))
+            return detail::refuse(src, r, convert, mismatch::invalid, true, false);
+        PyObject *array = detail::numpy_asarray(src);
+        if (!array) return detail::refuse(src, r, convert, mismatch::invalid, true, false);
+        bool ok = import_tensor(array, r, true, out);  // the owner keeps the array alive
+        Py_DECREF(array);
+        return ok || detail::refuse(src, r, convert, last_refusal().why, false, true);
+    }
 
     mismatch m = mismatch::invalid;
     const bool fast = exchange_api_enabled();
@@ -696,7 +782,7 @@ inline bool import_tensor(PyObject *src, const requirements &r, bool convert, im
             if (!pair) {
                 PyErr_Clear();
                 Py_CLEAR(out.owner);
-                return false;
+                return detail::refuse(src, r, convert, mismatch::invalid, false, false);
             }
             // Invisible to the garbage collector, like the tensor that holds it: a class that reports its
             // tensor members (nb::find) accounts for the source's reference itself.
@@ -708,16 +794,16 @@ inline bool import_tensor(PyObject *src, const requirements &r, bool convert, im
         return true;
     }
 
-    if (!convert || !conversion_may_fix(r, seen, m)) return false;
+    if (!convert || !conversion_may_fix(r, seen, m)) return detail::refuse(src, r, convert, m, false, false);
     if (!dlpack_attr) {  // what the conversion needs to know of the type
         dlpack_attr = _PyType_Lookup(tp, detail::py_constants::get().dlpack_method);
         buffer = detail::has_buffer_protocol(tp);
     }
     PyObject *converted = detail::convert_with_producer(src, info.kind, buffer && !dlpack_attr, r, seen, m);
-    if (!converted) return false;
+    if (!converted) return detail::refuse(src, r, convert, m, false, false);
     bool ok = import_tensor(converted, r, false, out);  // the owner keeps the copy's memory alive
     Py_DECREF(converted);
-    return ok;
+    return ok || detail::refuse(src, r, convert, last_refusal().why, false, true);
 }
 
 } // namespace dlt

@@ -29,11 +29,15 @@
 #include <complex>
 #include <new>
 #include <stdexcept>
+#include <string>
 
+#include "array_t_members.h"
+#include "construction.h"
 #include "dtypes.h"
 #include "exchange.h"
 #include "frameworks.h"
 #include "import.h"
+#include "refusal.h"
 #include "requirements.h"
 #include "strides.h"
 #include "torch.h"
@@ -113,12 +117,17 @@ template <typename... Args> constexpr bool dltensor_annotations_unique() {
 
 NAMESPACE_END(detail)
 
-template <typename... Args> class dltensor : public ndarray<Args...> {
+template <typename... Args>
+class dltensor : public ndarray<Args...>,
+                 public dlt::array_t_members<dltensor<Args...>, typename ndarray<Args...>::Scalar,
+                                             ndarray<Args...>::Config::N, ndarray<Args...>::ReadOnly, handle> {
     static_assert(detail::dltensor_annotations_unique<Args...>(),
                   "py::dltensor<...>: each kind of annotation (dtype, shape/ndim, ro, device, order, "
                   "framework) may appear at most once");
 
     using base = ndarray<Args...>;
+    using members = dlt::array_t_members<dltensor<Args...>, typename ndarray<Args...>::Scalar,
+                                         ndarray<Args...>::Config::N, ndarray<Args...>::ReadOnly, handle>;
     template <typename...> friend class dltensor;
     template <typename, typename> friend struct detail::type_caster;
 
@@ -127,6 +136,8 @@ public:
     using Scalar = typename base::Scalar;
     using VoidPtr = typename base::VoidPtr;
     using base::ReadOnly;
+    using base::data;
+    using members::data;
 
     dltensor() = default;
     dltensor(const dltensor &) = default;
@@ -137,21 +148,29 @@ public:
     /// Wraps an existing nanobind handle (as `nb::ndarray`'s handle constructor).
     explicit dltensor(detail::ndarray_handle *handle) : base(handle) { }
 
-    /// A view of memory that C++ provides, as `nb::ndarray`'s constructors. `owner` keeps it alive; with
-    /// no owner the `automatic` return policy copies it.
-    dltensor(VoidPtr data, size_t ndim, const size_t *shape, handle owner = { },
-             const int64_t *strides = nullptr, dlpack::dtype dtype = nanobind::dtype<Scalar>(),
-             int device_type = base::DeviceType, int device_id = 0, char order = base::Order,
-             uint64_t byte_offset = 0)
+    /// A view of memory that C++ provides, as `nb::ndarray`'s constructors. `owner` keeps it alive;
+    /// `nb::handle()` says that the memory outlives the tensor (static data), and the `automatic` return
+    /// policy then copies it. Strides count elements (unsigned braced strides are a compile error: see
+    /// construction.h). Leaving the owner out is deprecated (a warning): see DLTENSOR_OWNERLESS_MESSAGE.
+    dltensor(VoidPtr data, size_t ndim, const size_t *shape, handle owner, const int64_t *strides = nullptr,
+             dlpack::dtype dtype = nanobind::dtype<Scalar>(), int device_type = base::DeviceType,
+             int device_id = 0, char order = base::Order, uint64_t byte_offset = 0)
         : base(data, ndim, shape, owner, strides, dtype, device_type, device_id, order, byte_offset),
           m_owned(owner.is_valid()) { }
 
-    dltensor(VoidPtr data, std::initializer_list<size_t> shape = { }, handle owner = { },
-             std::initializer_list<int64_t> strides = { }, dlpack::dtype dtype = nanobind::dtype<Scalar>(),
-             int device_type = base::DeviceType, int device_id = 0, char order = base::Order,
-             uint64_t byte_offset = 0)
-        : base(data, shape, owner, strides, dtype, device_type, device_id, order, byte_offset),
-          m_owned(owner.is_valid()) { }
+    dltensor(VoidPtr data, std::initializer_list<size_t> shape, handle owner,
+             std::initializer_list<dlt::element_stride> strides = { },
+             dlpack::dtype dtype = nanobind::dtype<Scalar>(), int device_type = base::DeviceType,
+             int device_id = 0, char order = base::Order, uint64_t byte_offset = 0)
+        : dltensor(dlt::construct_tag(), data,
+                   dlt::shape_array(shape, Config::N, detail::dltensor_extents<typename Config::Shape>::value),
+                   owner, strides, dtype, device_type, device_id, order, byte_offset) { }
+
+    [[deprecated(DLTENSOR_OWNERLESS_MESSAGE)]] dltensor(VoidPtr data, size_t ndim, const size_t *shape)
+        : dltensor(data, ndim, shape, handle()) { }
+
+    [[deprecated(DLTENSOR_OWNERLESS_MESSAGE)]] dltensor(VoidPtr data, std::initializer_list<size_t> shape = { })
+        : dltensor(data, shape, handle()) { }
 
     /// Adopts another `dltensor`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
     template <typename... Args2>
@@ -195,6 +214,22 @@ public:
     /// which the producer synchronized with the legacy default stream). Launch kernels on it.
     void *stream() const noexcept { return m_stream; }
 
+    /// pybind11's `array_t::unchecked<N>()`: a read-only view (`view()`) with `Dims` dimensions (default:
+    /// the annotated ndim).
+    template <ssize_t Dims = -1> auto unchecked() const {
+        using S = std::add_const_t<std::remove_cv_t<Scalar>>;
+        if constexpr (Dims < 0) return view<S>();
+        else return view<S, nanobind::ndim<(size_t) Dims>>();
+    }
+
+    /// pybind11's `array_t::mutable_unchecked<N>()`: a writable view; a compile error on read-only tensors.
+    template <ssize_t Dims = -1> auto mutable_unchecked() const {
+        static_assert(!ReadOnly, "py::dltensor::mutable_unchecked(): the tensor is read-only (const dtype or "
+                                 "py::ro); use unchecked()");
+        if constexpr (Dims < 0) return view();
+        else return view<nanobind::ndim<(size_t) Dims>>();
+    }
+
     /// Allocates an uninitialized tensor of this type for C++ to fill and return (as `py::array_t<T>(shape)`
     /// does): `numpy.empty` on the CPU (a `py::numpy` tensor returns as that very array), PyTorch's own
     /// allocator for `py::pytorch` and on other devices (on CUDA its caching allocator). Needs a dtype; the
@@ -206,6 +241,12 @@ public:
     auto cast(rv_policy rvp = rv_policy::automatic, class handle parent = {}) const;
 
 private:
+    dltensor(dlt::construct_tag, VoidPtr data, const dlt::shape_array &shape, handle owner,
+             std::initializer_list<dlt::element_stride> strides, dlpack::dtype dtype, int device_type,
+             int device_id, char order, uint64_t byte_offset)
+        : dltensor(data, shape.n, shape.v, owner, dlt::strides_array(strides, shape.n).get(), dtype, device_type,
+                   device_id, order, byte_offset) { }
+
     void *m_stream = nullptr;  ///< See stream().
     /// The Python object the tensor was imported from (borrowed: the owner keeps it alive), returned for
     /// the tensor as nanobind returns its importer's source (`f(x) is x`); NULL when C++ made the tensor.
@@ -284,8 +325,12 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
             return true;
         }
         dlt::imported im;
-        if (!dlt::import_tensor(src.ptr(), requirements, (flags & (uint32_t) cast_flags::convert) != 0, im))
+        if (!dlt::import_tensor(src.ptr(), requirements, (flags & (uint32_t) cast_flags::convert) != 0, im)) {
+            // nb::cast<T>(obj) in a function body: raise a TypeError that says why (nanobind raises a set
+            // Python error instead of std::bad_cast). Overload resolution passes no `manual` flag.
+            if (flags & (uint32_t) cast_flags::manual) refused(src);
             return false;
+        }
 
         const dlt::dlpack::Tensor &t = im.tensor;
         size_t extents[dlt::dlpack::max_ndim];
@@ -300,6 +345,16 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         value.m_source_framework = im.source_framework;
         value.m_owned = true;
         return true;
+    }
+
+    /// Sets a Python TypeError that explains the calling thread's last refusal of `src`.
+    static void refused(handle src) noexcept {
+        std::string why;
+        try {
+            why = dlt::explain_last_refusal();
+        } catch (...) { }
+        PyErr_Format(PyExc_TypeError, "cannot convert %s to %s: %s", Py_TYPE(src.ptr())->tp_name, Name.text,
+                     why.c_str());
     }
 
     /// Would nanobind's export hand out a view (no copy) under this policy? The fast export routes
@@ -479,6 +534,17 @@ dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, 
     result.m_source_framework = im.source_framework;
     result.m_owned = true;
     return result;
+}
+
+/// `nb::try_cast(obj, out)` for a `dltensor` (the deduced form): the same rules as a parameter, and no
+/// Python error left behind when it returns false (`dlt::last_refusal()` says why).
+template <typename Derived, typename... Args>
+bool try_cast(const detail::api<Derived> &value, dltensor<Args...> &out, bool convert = true) noexcept {
+    detail::make_caster<dltensor<Args...>> caster;
+    if (!caster.from_python(value.derived().ptr(), convert ? (uint8_t) detail::cast_flags::convert : 0, nullptr))
+        return false;
+    out = std::move(caster.value);
+    return true;
 }
 
 template <typename... Args>

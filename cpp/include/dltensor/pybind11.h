@@ -31,14 +31,17 @@
 #include <utility>
 
 #include "annotations.h"
+#include "array_t_members.h"
+#include "construction.h"
 #include "dtypes.h"
 #include "exchange.h"
 #include "export.h"
 #include "handle.h"
 #include "import.h"
+#include "refusal.h"
 #include "requirements.h"
 
-namespace pybind11 {
+namespace PYBIND11_NAMESPACE {  // pybind11, with its visibility (hidden)
 
 using dlt::bfloat16;
 using dlt::float16;
@@ -80,13 +83,18 @@ private:
     int64_t m_strides[Dim ? Dim : 1] = {};
 };
 
-template <typename... Args> class dltensor {
+template <typename... Args>
+class dltensor : public dlt::array_t_members<dltensor<Args...>, typename dlt::config<Args...>::Scalar,
+                                             dlt::config<Args...>::N, dlt::config<Args...>::read_only, pybind11::handle> {
     template <typename...> friend class dltensor;
     template <typename, typename> friend class detail::type_caster;
+    using members = dlt::array_t_members<dltensor<Args...>, typename dlt::config<Args...>::Scalar,
+                                         dlt::config<Args...>::N, dlt::config<Args...>::read_only, pybind11::handle>;
 
 public:
     using Config = dlt::config<Args...>;
     using Scalar = typename Config::Scalar;
+    using members::data;
     static constexpr bool ReadOnly = Config::read_only;
     static constexpr char Order = Config::Order::value;
     static constexpr int DeviceType = Config::Device::value;
@@ -108,34 +116,30 @@ public:
         if (m_handle) m_handle->inc_ref();
     }
 
-    /// A view of memory that C++ provides. `owner` keeps it alive; with no owner the `automatic` return
-    /// policy copies it. Strides are in elements; NULL strides follow `order`.
-    dltensor(VoidPtr data, size_t ndim, const size_t *shape, pybind11::handle owner = {}, const int64_t *strides = nullptr,
+    /// A view of memory that C++ provides. `owner` keeps it alive; `py::handle()` says that the memory
+    /// outlives the tensor (static data), and the `automatic` return policy then copies it. Strides count
+    /// elements (unsigned braced strides are a compile error: see construction.h); NULL strides follow
+    /// `order`. Leaving the owner out is deprecated (a warning): see DLTENSOR_OWNERLESS_MESSAGE.
+    dltensor(VoidPtr data, size_t ndim, const size_t *shape, pybind11::handle owner, const int64_t *strides = nullptr,
              dlt::dlpack::DataType dtype = dlt::dtype_of<Scalar>(), int device_type = DeviceType,
              int device_id = 0, char order = Order, uint64_t byte_offset = 0) {
         init(data, ndim, shape, owner, strides, dtype, device_type, device_id, order, byte_offset);
     }
 
-    dltensor(VoidPtr data, std::initializer_list<size_t> shape = {}, pybind11::handle owner = {},
-             std::initializer_list<int64_t> strides = {}, dlt::dlpack::DataType dtype = dlt::dtype_of<Scalar>(),
-             int device_type = DeviceType, int device_id = 0, char order = Order, uint64_t byte_offset = 0) {
-        if (strides.size() != 0 && strides.size() != shape.size())
-            throw std::invalid_argument("dltensor: shape and strides differ in length");
-        size_t fixed[dlt::dlpack::max_ndim + 1];
-        const size_t *dims = shape.begin();
-        size_t nd = shape.size();
-        if (nd == 0 && Config::N > 0) {  // the annotated fixed shape
-            for (int32_t i = 0; i < Config::N; ++i) {
-                if (Config::Shape::extents[i] < 0)
-                    throw std::invalid_argument("dltensor: give a shape; the annotation leaves extents open");
-                fixed[i] = (size_t) Config::Shape::extents[i];
-            }
-            dims = fixed;
-            nd = (size_t) Config::N;
-        }
-        init(data, nd, dims, owner, strides.size() ? strides.begin() : nullptr, dtype, device_type, device_id,
-             order, byte_offset);
+    dltensor(VoidPtr data, std::initializer_list<size_t> shape, pybind11::handle owner,
+             std::initializer_list<dlt::element_stride> strides = {},
+             dlt::dlpack::DataType dtype = dlt::dtype_of<Scalar>(), int device_type = DeviceType,
+             int device_id = 0, char order = Order, uint64_t byte_offset = 0) {
+        const dlt::shape_array dims(shape, Config::N, Config::Shape::extents);
+        const dlt::strides_array steps(strides, dims.n);
+        init(data, dims.n, dims.v, owner, steps.get(), dtype, device_type, device_id, order, byte_offset);
     }
+
+    [[deprecated(DLTENSOR_OWNERLESS_MESSAGE)]] dltensor(VoidPtr data, size_t ndim, const size_t *shape)
+        : dltensor(data, ndim, shape, pybind11::handle()) { }
+
+    [[deprecated(DLTENSOR_OWNERLESS_MESSAGE)]] dltensor(VoidPtr data, std::initializer_list<size_t> shape = {})
+        : dltensor(data, shape, pybind11::handle()) { }
 
     dlt::dlpack::DataType dtype() const { return t().dtype; }
     size_t ndim() const { return m_handle ? (size_t) t().ndim : 0; }
@@ -190,6 +194,21 @@ public:
         static_assert(N >= 0, "view(): needs shape<...> or ndim<N>");
         using V = std::conditional_t<ReadOnly || C2::read_only, const S, S>;
         return dltensor_view<V, (size_t) N>((V *) ((uint8_t *) t().data + t().byte_offset), t().shape, t().strides);
+    }
+
+    /// pybind11's `array_t::unchecked<N>()`: a read-only view with `Dims` dimensions (default: annotated).
+    template <ssize_t Dims = -1> auto unchecked() const {
+        using S = std::add_const_t<std::remove_cv_t<Scalar>>;
+        if constexpr (Dims < 0) return view<S>();
+        else return view<S, pybind11::ndim<(size_t) Dims>>();
+    }
+
+    /// pybind11's `array_t::mutable_unchecked<N>()`: a writable view; a compile error on read-only tensors.
+    template <ssize_t Dims = -1> auto mutable_unchecked() const {
+        static_assert(!ReadOnly, "py::dltensor::mutable_unchecked(): the tensor is read-only (const dtype or "
+                                 "py::ro); use unchecked()");
+        if constexpr (Dims < 0) return view();
+        else return view<pybind11::ndim<(size_t) Dims>>();
     }
 
     /// Allocates an uninitialized tensor for C++ to fill and return (see the nanobind backend).
@@ -302,8 +321,9 @@ public:
 
     PYBIND11_TYPE_CASTER(Value, dltensor_signature<Config>::name);
 
-    /// Fails (no Python error set) unless `src` satisfies the annotations, so that overload resolution
-    /// goes on; `convert` is false in pybind11's first pass and for `.noconvert()` arguments.
+    /// Fails (no Python error set; `dlt::last_refusal()` says why) unless `src` satisfies the annotations,
+    /// so that overload resolution goes on; `convert` is false in pybind11's first pass and for
+    /// `.noconvert()` arguments.
     bool load(handle src, bool convert) {
         dlt::imported im;
         if (!dlt::import_tensor(src.ptr(), requirements, convert, im)) return false;
@@ -352,7 +372,28 @@ public:
     }
 };
 
+/// `obj.cast<py::dltensor<...>>()` / `py::cast<...>(obj)` in a function body: the parameter's rules
+/// (with conversion), and on failure a `cast_error` that says why instead of "C++ type '?'". (Found by
+/// argument-dependent lookup: more specialized than pybind11's own `load_type`.)
+template <typename... Args>
+type_caster<pybind11::dltensor<Args...>> &load_type(type_caster<pybind11::dltensor<Args...>> &conv,
+                                                    const handle &h) {
+    if (!conv.load(h, true))
+        throw cast_error(std::string("cannot convert ") + Py_TYPE(h.ptr())->tp_name + " to " +
+                         dltensor_signature<dlt::config<Args...>>::value.s + ": " + dlt::explain_last_refusal());
+    return conv;
+}
+
 } // namespace detail
+
+/// `py::try_cast(obj, out)`, as nanobind's: the parameter's rules (conversion unless `convert` is false);
+/// false, with no Python error set, when `obj` does not bind (`dlt::last_refusal()` says why).
+template <typename... Args> bool try_cast(handle obj, dltensor<Args...> &out, bool convert = true) noexcept {
+    detail::type_caster<dltensor<Args...>> conv;
+    if (!conv.load(obj, convert)) return false;
+    out = std::move(static_cast<dltensor<Args...> &>(conv));
+    return true;
+}
 
 template <typename... Args>
 dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, int device_id) {

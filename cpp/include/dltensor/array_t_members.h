@@ -1,0 +1,151 @@
+// dltensor/array_t_members.h: the members that code written for pybind11's `py::array_t` reaches for, on
+// both backends' `dltensor<...>` (a base class; `Derived` is the tensor class):
+//
+//   data(i, j)          pointer to an element (bounds-checked; fewer indices than dimensions: the rest 0)
+//   mutable_data(i, j)  the same, for writable tensors only (a compile error on read-only ones)
+//   at(i, j)            reference to an element, one index per dimension, bounds-checked
+//   mutable_at(i, j)    the same, writable tensors only
+//   adopt(std::move(v), shape)   a tensor over a container's memory, which the tensor takes over
+//   copy_of(data, shape)         a new tensor holding a copy of `data`, made now (array_t(n, ptr))
+//
+// Out-of-range indices throw `std::out_of_range` (IndexError in Python). Members of array_t with no
+// equivalent (`request()`, byte `strides()`, ...) are compile errors that name the replacement.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "construction.h"
+#include "dlpack.h"
+
+namespace dlt {
+
+template <typename Derived, typename Scalar, int32_t N, bool ReadOnly, typename Handle> class array_t_members {
+    const Derived &self() const noexcept { return static_cast<const Derived &>(*this); }
+
+    template <typename... Ix> int64_t offset(bool all, Ix... indices) const {
+        static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "py::dltensor: element access needs a dtype annotation");
+        static_assert((std::is_integral_v<Ix> && ...), "py::dltensor: indices must be integers");
+        static_assert(N < 0 || sizeof...(Ix) <= (size_t) N, "py::dltensor: more indices than the annotated ndim");
+        const Derived &t = self();
+        const size_t nd = t.ndim();
+        if (all ? sizeof...(Ix) != nd : sizeof...(Ix) > nd)
+            throw std::out_of_range("py::dltensor: " + std::to_string(sizeof...(Ix)) + " indices for a tensor of " +
+                                    std::to_string(nd) + " dimensions");
+        const int64_t idx[] = {(int64_t) indices..., 0};
+        int64_t off = 0;
+        for (size_t k = 0; k < sizeof...(Ix); ++k) {
+            if (idx[k] < 0 || (uint64_t) idx[k] >= (uint64_t) t.shape(k))
+                throw std::out_of_range("py::dltensor: index " + std::to_string(idx[k]) + " is out of bounds for "
+                                        "axis " + std::to_string(k) + " with size " + std::to_string(t.shape(k)));
+            off += idx[k] * t.stride(k);
+        }
+        return off;
+    }
+
+public:
+    /// Pointer to the element at `indices` (pybind11's `array_t::data(i, j)`).
+    template <typename... Ix, std::enable_if_t<(sizeof...(Ix) > 0), int> = 0>
+    Scalar *data(Ix... indices) const {
+        return self().data() + offset(false, indices...);
+    }
+
+    /// Pointer to the element at `indices`, for writing (pybind11's `array_t::mutable_data(i, j)`).
+    template <typename... Ix> auto *mutable_data(Ix... indices) const {
+        static_assert(!ReadOnly, "py::dltensor::mutable_data(): the tensor is read-only (const dtype or py::ro); "
+                                 "declare the parameter writable, or read through data()");
+        return self().data() + offset(false, indices...);
+    }
+
+    /// Reference to the element at `indices`, bounds-checked (pybind11's `array_t::at(i, j)`).
+    template <typename... Ix> auto &at(Ix... indices) const { return self().data()[offset(true, indices...)]; }
+
+    /// Writable reference to the element at `indices`, bounds-checked (`array_t::mutable_at(i, j)`).
+    template <typename... Ix> auto &mutable_at(Ix... indices) const {
+        static_assert(!ReadOnly, "py::dltensor::mutable_at(): the tensor is read-only (const dtype or py::ro)");
+        return self().data()[offset(true, indices...)];
+    }
+
+    /// A tensor over the memory of `container` (`std::vector`, `std::array`, anything with `data()` and
+    /// `size()` holding the dtype), which it takes over: zero-copy, freed with the last Python or C++
+    /// reference. `shape` defaults to one dimension of `container.size()`.
+    template <typename Container> static Derived adopt(Container &&container, std::initializer_list<size_t> shape = {}) {
+        static_assert(!std::is_lvalue_reference_v<Container>,
+                      "py::dltensor::adopt(): pass the container with std::move (the tensor takes it over); "
+                      "to keep it, use copy_of(c.data(), shape)");
+        using Element = std::remove_cv_t<std::remove_pointer_t<decltype(container.data())>>;
+        static_assert(std::is_same_v<Element, std::remove_cv_t<Scalar>>,
+                      "py::dltensor::adopt(): the container's elements must be the tensor's dtype");
+        const size_t count = container.size();
+        const size_t flat[1] = {count};
+        if (shape.size() == 0) {
+            check_factory_shape("adopt", {count}, N, count, true);
+        } else {
+            check_factory_shape("adopt", shape, N, count, true);
+        }
+        Element *data = nullptr;
+        PyObject *owner = container_owner(std::move(container), data);
+        if (!owner) throw std::runtime_error("py::dltensor::adopt(): could not create the owner");
+        const size_t *dims = shape.size() ? shape.begin() : flat;
+        const size_t nd = shape.size() ? shape.size() : 1;
+        Derived t(data, nd, dims, Handle(owner));
+        Py_DECREF(owner);  // the tensor holds its own reference
+        return t;
+    }
+
+    /// A new tensor (allocated as `Derived::empty(shape)`: the annotated framework's, in the annotated
+    /// order) holding a copy, made now, of the `shape` elements at `data`, laid out in that order (C order
+    /// unless annotated `f_contig`). pybind11's `py::array_t<T>(n, ptr)`. CPU tensors only.
+    static Derived copy_of(const std::remove_const_t<Scalar> *data, std::initializer_list<size_t> shape) {
+        check_factory_shape("copy_of", shape, N, 0, false);
+        Derived t = Derived::empty(shape);
+        if (t.device_type() != dlpack::cpu)
+            throw std::invalid_argument("py::dltensor::copy_of(): copies into CPU tensors only");
+        if (t.nbytes()) std::memcpy((void *) t.data(), data, t.nbytes());
+        return t;
+    }
+
+    // array_t members with no equivalent: compile errors that name the replacement.
+    template <typename... T> void request(T...) const {
+        static_assert(dependent_false<T...>, "py::dltensor has no request()/buffer_info: read data(), ndim(), "
+                                             "shape(i) and stride(i) (strides in elements, not bytes)");
+    }
+    template <typename... T> void strides(T...) const {
+        static_assert(dependent_false<T...>, "py::dltensor has no strides(): stride(i) is in elements (array_t's "
+                                             "strides(i) is in bytes: stride(i) * itemsize())");
+    }
+    template <typename... T> void writeable(T...) const {
+        static_assert(dependent_false<T...>, "py::dltensor has no writeable(): a tensor is writable unless "
+                                             "read_only() (const dtype or py::ro); writability is checked on entry");
+    }
+    template <typename... T> void owndata(T...) const {
+        static_assert(dependent_false<T...>, "py::dltensor has no owndata(): the owner keeps the memory alive "
+                                             "whoever allocated it");
+    }
+    template <typename... T> void offset_at(T...) const {
+        static_assert(dependent_false<T...>, "py::dltensor has no offset_at(): use data(i, j) (a pointer to the "
+                                             "element) or at(i, j)");
+    }
+    template <typename... T> void index_at(T...) const {
+        static_assert(dependent_false<T...>, "py::dltensor has no index_at(): use data(i, j) - data() (elements)");
+    }
+    template <typename... T> void resize(T...) const {
+        static_assert(dependent_false<T...>, "py::dltensor has no resize(): allocate the result with "
+                                             "empty(shape), or copy_of(data, shape)");
+    }
+    template <typename... T> void reshape(T...) const {
+        static_assert(dependent_false<T...>, "py::dltensor has no reshape(): construct a view with the new "
+                                             "shape over data(), keeping the tensor as its owner");
+    }
+    template <typename... T> void squeeze(T...) const {
+        static_assert(dependent_false<T...>, "py::dltensor has no squeeze(): construct a view with the new "
+                                             "shape over data(), keeping the tensor as its owner");
+    }
+};
+
+} // namespace dlt

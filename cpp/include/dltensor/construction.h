@@ -1,0 +1,118 @@
+// dltensor/construction.h: C++ memory made into a tensor safely, for both backends' constructors.
+//
+// - `element_stride`: the type of a constructor's braced strides. Strides are counts of elements (signed);
+//   an unsigned value (typically `k * sizeof(T)`, pybind11 `array_t`'s byte strides) is a compile error.
+// - `container_owner`: moves a C++ container (`std::vector`, ...) into a Python object that frees it, so
+//   that a tensor over its memory can outlive the function that filled it (`dltensor<...>::adopt`).
+// - `DLTENSOR_OWNERLESS_MESSAGE`: the warning on a constructor call that gives no owner.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "dlpack.h"
+
+/// Why a constructor call without an owner warns: its memory is read again when the tensor is returned
+/// (copied, under the default policy), after the function's locals are gone.
+#define DLTENSOR_OWNERLESS_MESSAGE                                                                              \
+    "dltensor: a tensor without an owner views memory that must outlive the returned Python object; a "        \
+    "local container is freed before the default return policy copies it (a use-after-free). Return "        \
+    "::copy_of(data, shape) (copies now) or ::adopt(std::move(container), shape) (hands the container "       \
+    "over), or pass an owner; pass py::handle() to say that the memory outlives the tensor (static data)"
+
+namespace dlt {
+
+template <typename...> inline constexpr bool dependent_false = false;
+
+/// One stride in a constructor's braced list: a signed count of elements.
+struct element_stride {
+    int64_t value;
+    constexpr element_stride(int64_t v) noexcept : value(v) { }
+    /// Unsigned strides are refused at compile time (see the static_assert).
+    template <typename U, std::enable_if_t<std::is_unsigned_v<U> && !std::is_same_v<U, bool>, int> = 0>
+    constexpr element_stride(U) noexcept : value(0) {
+        static_assert(dependent_false<U>,
+                      "py::dltensor: strides count elements (signed int64_t), not bytes. An unsigned stride "
+                      "usually comes from sizeof(): pybind11 array_t's strides are in bytes, so divide them by "
+                      "sizeof(T); for an element stride held in an unsigned variable, write int64_t(x)");
+    }
+};
+
+/// A braced shape as an array; an empty one means the annotated fixed shape (`annotated` dimensions with
+/// extents `fixed`, -1 for a free one). Throws `std::invalid_argument` when that is not fully fixed.
+struct shape_array {
+    size_t v[dlpack::max_ndim + 1] = {};
+    size_t n = 0;
+    shape_array(std::initializer_list<size_t> s, int32_t annotated, const int64_t *fixed) {
+        if (s.size() > (size_t) dlpack::max_ndim) throw std::invalid_argument("py::dltensor: too many dimensions");
+        if (s.size() == 0 && annotated > 0) {
+            for (int32_t i = 0; i < annotated; ++i) {
+                if (fixed[i] < 0)
+                    throw std::invalid_argument("py::dltensor: give a shape; the annotation leaves extents open");
+                v[n++] = (size_t) fixed[i];
+            }
+            return;
+        }
+        for (size_t e : s) v[n++] = e;
+    }
+};
+
+/// Tag of the backends' private delegating constructors.
+struct construct_tag { };
+
+/// Braced strides as an int64_t array (`n` = 0 when none were given). Throws `std::invalid_argument` when
+/// they are given and their number differs from the number of dimensions.
+struct strides_array {
+    int64_t v[dlpack::max_ndim + 1] = {};
+    size_t n = 0;
+    strides_array(std::initializer_list<element_stride> s, size_t ndim) {
+        if (s.size() != 0 && s.size() != ndim)
+            throw std::invalid_argument("py::dltensor: give one stride per dimension (or none)");
+        if (s.size() > (size_t) dlpack::max_ndim) throw std::invalid_argument("py::dltensor: too many dimensions");
+        for (const element_stride &e : s) v[n++] = e.value;
+    }
+    const int64_t *get() const noexcept { return n ? v : nullptr; }
+};
+
+/// Name of the capsules that own adopted containers.
+inline constexpr const char *container_owner_name = "dltensor.container";
+
+/// Moves `c` to the heap and returns a capsule (new reference) that deletes it when freed, and in `data`
+/// the container's element pointer after the move. Throws `std::bad_alloc`; NULL (Python error set) when
+/// the capsule cannot be made.
+template <typename Container, typename T>
+PyObject *container_owner(Container &&c, T *&data) {
+    using C = std::decay_t<Container>;
+    auto *heap = new C(std::move(c));
+    data = heap->data();
+    PyObject *capsule = PyCapsule_New(heap, container_owner_name, [](PyObject *self) {
+        delete static_cast<C *>(PyCapsule_GetPointer(self, container_owner_name));
+    });
+    if (!capsule) delete heap;
+    return capsule;
+}
+
+/// Checks a shape for `adopt()` / `copy_of()`: `ndim` dimensions when the annotation fixes them (`annotated`
+/// >= 0), and (for `adopt`) `count` elements in all. Throws `std::invalid_argument`.
+inline void check_factory_shape(const char *who, std::initializer_list<size_t> shape, int32_t annotated,
+                                size_t count, bool check_count) {
+    if (annotated >= 0 && shape.size() != (size_t) annotated)
+        throw std::invalid_argument(std::string("py::dltensor::") + who +
+                                    "(): the shape does not match the annotated ndim");
+    size_t n = 1;
+    for (size_t e : shape) n *= e;
+    if (check_count && n != count)
+        throw std::invalid_argument(std::string("py::dltensor::") + who + "(): the shape holds " +
+                                    std::to_string(n) + " elements, the container " + std::to_string(count));
+}
+
+} // namespace dlt

@@ -1,0 +1,203 @@
+// dltensor/refusal.h: why the importer refused an argument, recorded per thread, and its explanation.
+//
+// The importer records a refusal only when it refuses (the success path writes nothing); the record holds
+// plain values (no references, no allocation), so a later overload that succeeds costs nothing more.
+// `explain()` turns a record into one line of text ("dtype float64, expected float32"), on demand: for the
+// exceptions of an in-body conversion (`obj.cast<T>()`, `nb::cast<T>(obj)`) and for issue-13 style reports.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "dlpack.h"
+#include "dtypes.h"
+#include "requirements.h"
+
+namespace dlt {
+
+/// One refused import: the first requirement the argument failed, what was passed, what was required.
+struct refusal {
+    mismatch why = mismatch::none;  ///< The failing check; `invalid` also for "no tensor at all".
+    bool tensor_known = false;      ///< `dtype`, `ndim`, `shape`, `device_type` describe the refused tensor.
+    bool not_a_tensor = false;      ///< The object has no `__dlpack__`, no buffer and no array conversion.
+    bool converted = false;         ///< The argument was a conversion (list, scalar, other dtype) of the object.
+    bool convert = false;           ///< The binding allowed conversion for this argument.
+    bool source_read_only = false;  ///< The producer forbids writes (flag, immutable framework, read-only buffer).
+    dlpack::DataType dtype{0, 0, 0};
+    int32_t ndim = 0;
+    int32_t device_type = 0;
+    int64_t shape[8] = {};          ///< The first extents (at most 8 are shown).
+    int64_t strides[8] = {};        ///< Their strides in elements (C order when the tensor had none).
+    uintptr_t address = 0;          ///< The first element's address (for `misaligned`).
+    requirements required;          ///< The parameter's requirements (its `shape` pointer is static).
+    char type_name[64] = {};        ///< The argument's Python type (`tp_name`, truncated).
+};
+
+/// The calling thread's most recent refusal.
+inline refusal &last_refusal() noexcept {
+    static thread_local refusal record;
+    return record;
+}
+
+/// Records the tensor a check refused (refusal path only).
+inline void note_refused_tensor(const dlpack::Tensor &t, mismatch why, bool source_read_only) noexcept {
+    refusal &r = last_refusal();
+    r.tensor_known = true;
+    r.why = why;
+    r.source_read_only = source_read_only;
+    r.dtype = t.dtype;
+    r.ndim = t.ndim;
+    r.device_type = t.device.device_type;
+    r.address = (uintptr_t) t.data + (uintptr_t) t.byte_offset;
+    int64_t step = 1;
+    for (int32_t i = t.ndim; i-- > 0;) {
+        if (i < 8) {
+            r.shape[i] = t.shape[i];
+            r.strides[i] = t.strides ? t.strides[i] : step;
+        }
+        step *= t.shape[i];
+    }
+}
+
+namespace detail {
+
+inline const char *device_name(int32_t type) noexcept {
+    switch (type) {
+        case dlpack::cpu: return "cpu";
+        case dlpack::cuda: return "cuda";
+        case dlpack::cuda_host: return "cuda_host";
+        case dlpack::opencl: return "opencl";
+        case dlpack::vulkan: return "vulkan";
+        case dlpack::metal: return "metal";
+        case dlpack::vpi: return "vpi";
+        case dlpack::rocm: return "rocm";
+        case dlpack::rocm_host: return "rocm_host";
+        case dlpack::ext_dev: return "ext_dev";
+        case dlpack::cuda_managed: return "cuda_managed";
+        case dlpack::oneapi: return "oneapi";
+        case dlpack::webgpu: return "webgpu";
+        case dlpack::hexagon: return "hexagon";
+        case dlpack::maia: return "maia";
+        case dlpack::trn: return "trn";
+        default: return "unknown device";
+    }
+}
+
+inline std::string dtype_text(dlpack::DataType t) {
+    char name[16];
+    if (dtype_name(t, name)) return name;
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "code %u, %u bits, %u lanes", (unsigned) t.code, (unsigned) t.bits,
+                  (unsigned) t.lanes);
+    return buf;
+}
+
+/// "(2, 3)" for the first extents of `v` (n of them), with "..." past 8.
+inline std::string tuple_text(const int64_t *v, int32_t n) {
+    std::string s = "(";
+    for (int32_t i = 0; i < n && i < 8; ++i) {
+        if (i) s += ", ";
+        s += std::to_string(v[i]);
+    }
+    if (n > 8) s += ", ...";
+    if (n == 1) s += ",";
+    return s + ")";
+}
+
+inline std::string required_shape_text(const requirements &r) {
+    std::string s = "(";
+    for (int32_t i = 0; i < r.ndim; ++i) {
+        if (i) s += ", ";
+        s += r.shape && r.shape[i] >= 0 ? std::to_string(r.shape[i]) : std::string("*");
+    }
+    if (r.ndim == 1) s += ",";
+    return s + ")";
+}
+
+} // namespace detail
+
+/// One line saying which requirement `r` failed and what was passed, e.g. "dtype float64, expected
+/// float32" or "read-only source (a numpy.ndarray that is not writeable) for a writable parameter".
+inline std::string explain(const refusal &r) {
+    using namespace detail;
+    const requirements &q = r.required;
+    const std::string type = r.type_name[0] ? r.type_name : "object";
+    switch (r.why) {
+        case mismatch::none: return "accepted";
+        case mismatch::read_only:
+            return "read-only source (" + type + (r.converted ? ", whose conversion is a copy" : "") +
+                   ") for a writable parameter: declare the dtype const (or add py::ro) if the function "
+                   "only reads it";
+        case mismatch::device:
+            return "device " + std::string(device_name(r.device_type)) + ", expected " + device_name(q.device_type);
+        case mismatch::shape:
+            if (r.ndim != q.ndim)
+                return "ndim " + std::to_string(r.ndim) + ", expected " + std::to_string(q.ndim) + " (shape " +
+                       tuple_text(r.shape, r.ndim) + ")";
+            return "shape " + tuple_text(r.shape, r.ndim) + ", expected " + required_shape_text(q);
+        case mismatch::dtype:
+            if (!r.tensor_known) return "dtype differs from " + dtype_text(q.dtype);
+            if (!q.read_only)
+                return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
+                       "; a writable parameter never converts (" + dtype_text(r.dtype) + " -> " +
+                       dtype_text(q.dtype) + " would be a copy): declare it const to allow the conversion";
+            if (!r.convert)
+                return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
+                       ", and conversion is off (.noconvert())";
+            if (r.dtype.code == dlpack::complex_ && q.dtype.code != dlpack::complex_)
+                return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
+                       " (complex -> real would drop the imaginary part; never converted)";
+            return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
+                   " (the producer could not convert it)";
+        case mismatch::order: {
+            const char *want = q.order == 'C' ? "C-contiguous" : q.order == 'F' ? "F-contiguous" : "contiguous";
+            std::string s = "order: strides " + tuple_text(r.strides, r.ndim) + " are not " + want;
+            if (!q.read_only) return s + "; a writable parameter never converts (a contiguous copy)";
+            if (!r.convert) return s + ", and conversion is off (.noconvert())";
+            return s;
+        }
+        case mismatch::lazy:
+            return q.read_only ? "a PyTorch negative or conjugate view, and conversion is off (.noconvert()); "
+                                 "call resolve_neg() / resolve_conj()"
+                               : "a PyTorch negative or conjugate view for a writable parameter (its memory "
+                                 "does not hold the values)";
+        case mismatch::misaligned: {
+            std::string s = "the first element's address is not a multiple of " +
+                            std::to_string((unsigned) q.alignment) + " bytes (misaligned for " +
+                            dtype_text(q.dtype) + ")";
+            if (!q.read_only) return s + "; a writable parameter never gets an aligned copy";
+            if (!r.convert) return s + ", and conversion is off (.noconvert())";
+            return s;
+        }
+        case mismatch::requires_grad:
+            return "a tensor that requires grad for a writable parameter while grad mode is on (write under "
+                   "torch.no_grad(), or declare the dtype const)";
+        case mismatch::inference:
+            return "an inference tensor for a writable parameter outside torch.inference_mode()";
+        case mismatch::invalid:
+            if (r.not_a_tensor) {
+                if (q.read_only && r.convert)
+                    return type + " is not a tensor, and numpy.asarray() could not convert it";
+                if (!q.read_only)
+                    return type + " is not a tensor (a writable parameter takes no lists or scalars: their "
+                                  "conversion would be a copy that C++ writes are lost in)";
+                return type + " is not a tensor, and conversion is off (.noconvert())";
+            }
+            if (r.converted)
+                return type + ": numpy.asarray() made an array with no DLPack dtype of it (strings, objects, "
+                              "ragged nesting)";
+            return type + ": not a usable DLPack tensor (malformed, already consumed, or an unsupported "
+                          "dtype or device)";
+    }
+    return "refused";
+}
+
+/// The calling thread's last refusal, explained; `argument` (may be NULL) names the parameter.
+inline std::string explain_last_refusal(const char *argument = nullptr) {
+    std::string s = explain(last_refusal());
+    return argument ? "argument `" + std::string(argument) + "`: " + s : s;
+}
+
+} // namespace dlt

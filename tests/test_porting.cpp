@@ -1,0 +1,168 @@
+// tests/test_porting.cpp: what code ported from pybind11's `py::array_t` does, in its dltensor spelling, on
+// both backends (registered as the submodule `porting`): results copied out of local containers
+// (`copy_of`) or handed over (`adopt`), lists and scalars as read-only input, conversion inside a function
+// body (`cast`, `try_cast`) with an explanation on failure, and array_t's element-access members.
+#include "backend.h"
+
+#include <array>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// A container that counts its destructions, to see an adopted container freed exactly once.
+struct counted_vector {
+    static inline long destroyed = 0;
+    std::vector<double> v;
+    explicit counted_vector(size_t n) : v(n) { std::iota(v.begin(), v.end(), 0.0); }
+    counted_vector(counted_vector &&) = default;
+    ~counted_vector() { if (!v.empty()) ++destroyed; }  // moved-from shells hold nothing
+    double *data() { return v.data(); }
+    size_t size() const { return v.size(); }
+};
+
+template <typename Framework> void def_local_results(py::module_ &m, const char *suffix) {
+    using Out = py::dltensor<Framework, uint32_t, py::ndim<1>>;
+    // The values are computed into a local vector, which is gone when the caller reads the result.
+    m.def((std::string("copy_of_local_") + suffix).c_str(), [](size_t n) {
+        std::vector<uint32_t> v(n);
+        std::iota(v.begin(), v.end(), 1u);
+        return Out::copy_of(v.data(), {v.size()});
+    });
+    m.def((std::string("adopt_local_") + suffix).c_str(), [](size_t n) {
+        std::vector<uint32_t> v(n);
+        std::iota(v.begin(), v.end(), 1u);
+        return Out::adopt(std::move(v));
+    });
+}
+
+/// What `try_cast` saw: (bound, ndim, first element or None, a Python error was left set).
+template <typename T> py::tuple try_cast_report(py::handle obj, bool convert) {
+    T t;
+    const bool ok = py::try_cast(obj, t, convert);
+    const bool error_left = PyErr_Occurred() != nullptr;
+    PyErr_Clear();
+    py::object first = py::none();
+    if (ok && t.size()) first = py::float_((double) *t.data());
+    return py::make_tuple(ok, ok ? t.ndim() : 0, first, error_left);
+}
+
+} // namespace
+
+void init_porting(py::module_ &parent) {
+    py::module_ m = parent.def_submodule("porting");
+
+    // ---- results of a local container -----------------------------------------------------------------
+    def_local_results<py::numpy>(m, "numpy");
+    def_local_results<py::pytorch>(m, "pytorch");
+    def_local_results<py::jax>(m, "jax");
+    m.def("copy_of_matrix", [](size_t rows, size_t cols) {
+        std::vector<float> v(rows * cols);
+        std::iota(v.begin(), v.end(), 0.f);
+        return py::dltensor<py::numpy, float, py::ndim<2>>::copy_of(v.data(), {rows, cols});
+    });
+    m.def("copy_of_fortran", [] {
+        const float v[6] = {0, 1, 2, 3, 4, 5};  // column-major 2x3
+        return py::dltensor<py::numpy, float, py::ndim<2>, py::f_contig>::copy_of(v, {2, 3});
+    });
+    m.def("adopt_matrix", [](size_t rows, size_t cols) {
+        std::vector<float> v(rows * cols);
+        std::iota(v.begin(), v.end(), 0.f);
+        return py::dltensor<py::numpy, float, py::ndim<2>>::adopt(std::move(v), {rows, cols});
+    });
+    m.def("adopt_array", [] {
+        return py::dltensor<py::numpy, int16_t, py::shape<3>>::adopt(std::array<int16_t, 3>{4, 5, 6});
+    });
+    m.def("adopt_counted", [](size_t n) {
+        return py::dltensor<py::numpy, double, py::ndim<1>>::adopt(counted_vector(n));
+    });
+    m.def("adopt_counted_as_none", [](size_t n) {
+        return py::dltensor<double, py::ndim<1>>::adopt(counted_vector(n));
+    });
+    m.def("destroyed_counted", [] { return counted_vector::destroyed; });
+    m.def("adopt_wrong_size", [] {
+        return py::dltensor<py::numpy, float, py::ndim<2>>::adopt(std::vector<float>(5), {2, 3});
+    });
+    m.def("copy_of_wrong_ndim", [] {
+        const float v[6] = {};
+        return py::dltensor<py::numpy, float, py::ndim<2>>::copy_of(v, {6});
+    });
+
+    // ---- element strides: what array_t's byte strides must be divided into ----------------------------
+    m.def("column_view", [](py::dltensor<py::numpy, float, py::ndim<2>, py::c_contig> a) {
+        // every other column of a C-contiguous matrix, with strides in elements
+        const int64_t cols = (int64_t) a.shape(1);
+        return py::dltensor<py::numpy, float, py::ndim<2>>(a.data(), {a.shape(0), a.shape(1) / 2},
+                                                            a.cast(), {cols, 2});
+    });
+
+    // ---- lists, tuples, scalars -----------------------------------------------------------------------
+    m.def("index_sum", [](py::dltensor<const uint32_t, py::ndim<1>> index) {
+        uint64_t s = 0;
+        for (size_t k = 0; k < index.shape(0); ++k) s += index.data()[k];
+        return s;
+    });
+    m.def("matrix_sum", [](py::dltensor<const double, py::ndim<2>, py::c_contig> a) {
+        double s = 0;
+        for (size_t k = 0; k < a.size(); ++k) s += a.data()[k];
+        return py::make_tuple(a.shape(0), a.shape(1), s);
+    });
+    m.def("scalar_value", [](py::dltensor<const int64_t, py::ndim<0>> a) { return *a.data(); });
+    m.def("any_sum", [](py::dltensor<const double> a) {
+        double s = 0;
+        for (size_t k = 0; k < a.size(); ++k) s += a.data()[k];
+        return py::make_tuple(a.ndim(), s);
+    });
+    m.def("strict_sum", [](py::dltensor<const double, py::ndim<1>> a) { return a.size(); }, py::arg("a").noconvert());
+    m.def("writable_fill", [](py::dltensor<double, py::ndim<1>> a) { a.data()[0] = 1; });
+    m.def("identity_ro", [](py::dltensor<const double, py::ndim<1>> a) { return a; });
+
+    // ---- conversion inside a function body ------------------------------------------------------------
+    m.def("cast_in_body", [](py::object obj) {
+        using T = py::dltensor<const float, py::ndim<1>>;
+#if defined(DLTENSOR_TEST_PYBIND11)
+        T t = obj.cast<T>();
+#else
+        T t = py::cast<T>(obj);
+#endif
+        return py::make_tuple(t.shape(0), (double) t.data()[0]);
+    });
+    m.def("cast_writable_in_body", [](py::object obj) {
+        using T = py::dltensor<float, py::ndim<1>>;
+#if defined(DLTENSOR_TEST_PYBIND11)
+        T t = obj.cast<T>();
+#else
+        T t = py::cast<T>(obj);
+#endif
+        return t.shape(0);
+    });
+    m.def("try_cast_ro", [](py::handle obj, bool convert) {
+        return try_cast_report<py::dltensor<const float, py::ndim<1>>>(obj, convert);
+    });
+    m.def("try_cast_writable", [](py::handle obj) { return try_cast_report<py::dltensor<float, py::ndim<1>>>(obj, true); });
+
+    // ---- array_t's element-access members -------------------------------------------------------------
+    m.def("element_pointers", [](py::dltensor<const double, py::ndim<2>> a, size_t i, size_t j) {
+        // data(i, j) points at element (i, j) whatever the strides; data(i) at the row's first element
+        return py::make_tuple(*a.data(i, j), *a.data(i), a.at(i, j), (int64_t) (a.data(i, j) - a.data()));
+    });
+    m.def("at_out_of_range", [](py::dltensor<const double, py::ndim<2>> a) { return a.at(a.shape(0), 0); });
+    m.def("at_wrong_count", [](py::dltensor<const double> a) { return a.at(0); });
+    m.def("data_out_of_range", [](py::dltensor<const double, py::ndim<2>> a) { return *a.data(0, a.shape(1)); });
+    m.def("mutable_members_write", [](py::dltensor<double, py::ndim<2>> a) {
+        *a.mutable_data(0, 1) = 10;
+        a.mutable_at(1, 0) = 20;
+        auto v = a.mutable_unchecked<2>();
+        v(1, 1) = 30;
+    });
+    m.def("unchecked_sum", [](py::dltensor<const double, py::ndim<2>> a) {
+        auto v = a.unchecked<2>();
+        double s = 0;
+        for (size_t i = 0; i < v.shape(0); ++i)
+            for (size_t j = 0; j < v.shape(1); ++j) s += v(i, j);
+        return s;
+    });
+    m.def("unchecked_annotated_ndim", [](py::dltensor<const double, py::ndim<1>> a) { return a.unchecked()(0); });
+}

@@ -1,0 +1,246 @@
+"""Code ported from pybind11's `py::array_t`, in its dltensor spelling, on both backends: results of
+local containers copied now (`copy_of`) or handed over (`adopt`), never read after the container is
+gone; lists, tuples and scalars as read-only input (as `numpy.asarray` reads them), refused by writable
+and `.noconvert()` parameters; conversion inside a function body with an explanation on failure; JAX
+float32 input for a float64 parameter with JAX's 64-bit mode off; array_t's element-access members."""
+import gc
+import warnings
+
+import numpy as np
+import pytest
+
+N_LARGE = 100_000  # large enough that reading a freed vector's memory shows (or crashes) without sanitizers
+
+
+@pytest.fixture
+def p(backend_module):
+    return backend_module.porting
+
+
+@pytest.fixture
+def pm(m):
+    """The `porting` submodule, through one import path (for tests that pass tensors in)."""
+    return m.porting
+
+
+# ---- results of a local container ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [3, N_LARGE])
+@pytest.mark.parametrize("how", ["copy_of", "adopt"])
+@pytest.mark.parametrize("framework", ["numpy", "pytorch", "jax"])
+def test_local_container_result_holds_the_values_after_the_function_returned(p, how, framework, n):
+    if framework != "numpy":
+        pytest.importorskip({"pytorch": "torch", "jax": "jax"}[framework])
+    out = getattr(p, f"{how}_local_{framework}")(n)
+    gc.collect()
+    junk = [np.full(n, 0xDEAD, dtype=np.uint32) for _ in range(4)]  # reuse freed memory, if any
+    values = np.asarray(out)
+    assert values.dtype == np.uint32 and values.shape == (n,)
+    assert np.array_equal(values, np.arange(1, n + 1, dtype=np.uint32))
+    del junk
+
+
+def test_local_results_have_the_annotated_framework(p):
+    torch = pytest.importorskip("torch")
+    assert type(p.copy_of_local_numpy(2)) is np.ndarray and type(p.adopt_local_numpy(2)) is np.ndarray
+    assert isinstance(p.copy_of_local_pytorch(2), torch.Tensor) and isinstance(p.adopt_local_pytorch(2), torch.Tensor)
+
+
+def test_copy_of_copies_in_the_annotated_order(p):
+    assert np.array_equal(p.copy_of_matrix(2, 3), np.arange(6, dtype=np.float32).reshape(2, 3))
+    f = p.copy_of_fortran()
+    assert f.flags.f_contiguous and np.array_equal(f, np.array([[0, 2, 4], [1, 3, 5]], dtype=np.float32))
+
+
+def test_adopt_takes_the_shape_and_any_container(p):
+    assert np.array_equal(p.adopt_matrix(2, 3), np.arange(6, dtype=np.float32).reshape(2, 3))
+    a = p.adopt_array()
+    assert a.dtype == np.int16 and a.tolist() == [4, 5, 6]
+
+
+@pytest.mark.parametrize("maker", ["adopt_counted", "adopt_counted_as_none"])
+def test_adopted_container_is_freed_once_with_its_last_reference(p, maker):
+    before = p.destroyed_counted()
+    a = getattr(p, maker)(5)
+    view = np.from_dlpack(a) if maker.endswith("none") else a[1:]
+    assert p.destroyed_counted() == before
+    del a
+    gc.collect()
+    assert p.destroyed_counted() == before  # the view keeps it
+    assert np.asarray(view).tolist() == ([0.0, 1.0, 2.0, 3.0, 4.0] if maker.endswith("none") else [1.0, 2.0, 3.0, 4.0])
+    del view
+    gc.collect()
+    assert p.destroyed_counted() == before + 1
+
+
+def test_factory_shape_mistakes_raise(p):
+    with pytest.raises(ValueError, match="the shape holds 6 elements, the container 5"):
+        p.adopt_wrong_size()
+    with pytest.raises(ValueError, match="does not match the annotated ndim"):
+        p.copy_of_wrong_ndim()
+
+
+def test_element_strides_view_every_other_column(pm):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    v = pm.column_view(a)
+    assert np.array_equal(v, a[:, ::2]) and np.shares_memory(v, a)
+
+
+# ---- lists, tuples, scalars ---------------------------------------------------------------------------
+
+
+def test_read_only_parameter_reads_a_list_of_python_ints_as_uint32(pm):
+    assert pm.index_sum([0, 1, 2, 40]) == 43
+    assert pm.index_sum((5, 6)) == 11
+    assert pm.index_sum([]) == 0
+
+
+def test_read_only_parameter_reads_nested_lists_and_scalars(pm):
+    assert pm.matrix_sum([[1, 2, 3], [4, 5, 6.5]]) == (2, 3, 21.5)
+    assert pm.scalar_value(7) == 7
+    assert pm.any_sum(2.5) == (0, 2.5)
+    assert pm.any_sum([True, False, True]) == (1, 2.0)
+
+
+def test_list_input_returns_as_the_numpy_array_it_became(pm):
+    out = pm.identity_ro([1.0, 2.0])
+    assert type(out) is np.ndarray and out.tolist() == [1.0, 2.0]
+
+
+def test_objects_with_array_interface_are_read(pm):
+    class Legacy:
+        def __init__(self, a):
+            self.a = a
+
+        def __array__(self, dtype=None, copy=None):
+            return self.a
+
+    assert pm.index_sum(Legacy(np.array([1, 2, 3]))) == 6
+
+
+@pytest.mark.parametrize("value", [[[1, 2], [3]], ["a", "b"], [None], {"a": 1}, "text", None, object()])
+def test_what_numpy_cannot_read_is_refused(pm, value):
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        pm.any_sum(value)
+
+
+def test_lists_wrong_for_the_parameter_are_refused(pm):
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        pm.index_sum([[1, 2]])  # ndim 2
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        pm.matrix_sum([1.0, 2.0])
+
+
+@pytest.mark.parametrize("value", [[1.0, 2.0], (1.0,), 3.0])
+def test_writable_and_noconvert_parameters_refuse_lists_and_scalars(pm, value):
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        pm.writable_fill(value)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        pm.strict_sum(value)
+
+
+# ---- conversion inside a function body ----------------------------------------------------------------
+
+# nanobind raises the explanation as TypeError, pybind11 as its cast_error (RuntimeError); both say why.
+CAST_ERRORS = (TypeError, RuntimeError)
+
+
+def test_cast_in_body_follows_the_parameter_rules(pm):
+    assert pm.cast_in_body([3, 4]) == (2, 3.0)
+    assert pm.cast_in_body(np.array([1.5], dtype=np.float64)) == (1, 1.5)
+
+
+@pytest.mark.parametrize("value, why", [
+    (np.zeros((2, 2), np.float32), "ndim 2, expected 1"),
+    ([[1.0]], "ndim 2, expected 1"),
+    ("text", "str is not a tensor, and numpy.asarray() could not convert it"),
+    (np.zeros(2, np.complex64), "complex -> real would drop the imaginary part"),
+])
+def test_cast_in_body_failure_says_why(pm, value, why):
+    with pytest.raises(CAST_ERRORS) as info:
+        pm.cast_in_body(value)
+    text = str(info.value)
+    assert "cannot convert" in text and why in text, text
+    assert "'?'" not in text and "bad_cast" not in text
+
+
+@pytest.mark.parametrize("value, why", [
+    ([1.0], "list is not a tensor (a writable parameter takes no lists or scalars"),
+    (np.zeros(2, np.float64), "dtype float64, expected float32; a writable parameter never converts"),
+    (np.zeros(2, np.float32)[::-1].copy().setflags(write=False) or None, None),
+])
+def test_cast_to_writable_in_body_failure_says_why(pm, value, why):
+    if value is None:
+        value = np.zeros(2, np.float32)
+        value.setflags(write=False)
+        why = "read-only source (numpy.ndarray) for a writable parameter"
+    with pytest.raises(CAST_ERRORS) as info:
+        pm.cast_writable_in_body(value)
+    assert why in str(info.value), str(info.value)
+
+
+def test_try_cast_binds_with_the_parameter_rules_and_leaves_no_error(pm):
+    assert pm.try_cast_ro([2.0, 3.0], True) == (True, 1, 2.0, False)
+    assert pm.try_cast_ro(np.array([4.0], np.float32), False) == (True, 1, 4.0, False)
+    # refused: wrong ndim; a list without conversion; not a tensor; a read-only array for a writable tensor
+    assert pm.try_cast_ro(np.zeros((1, 1), np.float32), True) == (False, 0, None, False)
+    assert pm.try_cast_ro([2.0], False) == (False, 0, None, False)
+    assert pm.try_cast_ro("text", True) == (False, 0, None, False)
+    ro = np.zeros(1, np.float32)
+    ro.setflags(write=False)
+    assert pm.try_cast_writable(ro) == (False, 0, None, False)
+    assert pm.try_cast_writable(np.ones(1, np.float32)) == (True, 1, 1.0, False)
+
+
+# ---- JAX float32 for a float64 parameter with 64-bit mode off ------------------------------------------
+
+
+def test_jax_float32_reaches_a_float64_parameter_with_x64_off(pm):
+    jax = pytest.importorskip("jax")
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", False)
+    try:
+        x = jax.numpy.arange(6, dtype=jax.numpy.float32).reshape(2, 3) / 4
+        assert x.dtype == jax.numpy.float32
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # JAX's truncation warning would mean the wrong route
+            assert pm.matrix_sum(x) == (2, 3, 3.75)
+            assert pm.index_sum(jax.numpy.array([1, 2], dtype=jax.numpy.int32)) == 3
+    finally:
+        jax.config.update("jax_enable_x64", previous)
+
+
+# ---- array_t's element-access members -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_element_pointers_follow_the_strides(pm, layout):
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    a = {"C": base[:3, :4].copy(), "F": np.asfortranarray(base[:3, :4]), "strided": base[::-1, ::2][:3, :]}[layout]
+    for i, j in [(0, 0), (1, 2), (2, 1)]:
+        value, row_first, at, offset = pm.element_pointers(a, i, j)
+        assert value == a[i, j] == at and row_first == a[i, 0]
+        assert offset == (i * a.strides[0] + j * a.strides[1]) // a.itemsize
+
+
+def test_element_access_out_of_range_raises_index_error(pm):
+    a = np.zeros((2, 3))
+    with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 2"):
+        pm.at_out_of_range(a)
+    with pytest.raises(IndexError, match="1 indices for a tensor of 2 dimensions"):
+        pm.at_wrong_count(a)
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 1 with size 3"):
+        pm.data_out_of_range(a)
+
+
+def test_mutable_members_write_through(pm):
+    a = np.zeros((2, 2))
+    pm.mutable_members_write(a)
+    assert a.tolist() == [[0, 10], [20, 30]]
+
+
+def test_unchecked_views_read(pm):
+    a = np.arange(6, dtype=np.float64).reshape(2, 3)[:, ::-1]
+    assert pm.unchecked_sum(a) == 15
+    assert pm.unchecked_annotated_ndim(np.array([2.5, 1.0])) == 2.5
