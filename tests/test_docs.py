@@ -111,9 +111,26 @@ def test_reference_names_every_annotation(name):
 
 
 @pytest.mark.parametrize("name", ["exchange_api_enabled", "empty", "cast", "stream", "view", "include_dir",
-                                  "cmake_dir", "reference_internal", "noconvert"])
+                                  "cmake_dir", "reference_internal", "noconvert", "try_cast", "last_refusal",
+                                  "explain_last_refusal", "unchecked", "mutable_unchecked"])
 def test_reference_names_the_api(name):
     assert name in REFERENCE.read_text()
+
+
+def array_t_members() -> list:
+    """The public member functions of array_t_members.h (the members and compile errors it adds)."""
+    text = (HEADERS / "array_t_members.h").read_text().split("public:", 1)[1]
+    names = re.findall(r"^ {4}(?! )(?:template <[^>]*>\s*)?(?:static\s+)?[\w:<>*& ]*?\b(\w+)\(", text, re.M)
+    return sorted(set(names) - {"static_assert", "if", "for", "return"})
+
+
+def test_array_t_members_are_found():
+    assert {"data", "mutable_data", "at", "mutable_at", "adopt", "copy_of", "request"} <= set(array_t_members())
+
+
+@pytest.mark.parametrize("name", array_t_members())
+def test_reference_names_every_array_t_member(name):
+    assert f"`{name}(" in REFERENCE.read_text() or f"{name}()" in REFERENCE.read_text(), name
 
 
 def test_readme_layout_lists_every_header():

@@ -16,9 +16,9 @@ DLTENSOR_EXAMPLE_MODULE(member_view, m) {
         .def(py::init<size_t, double, double>())
         .def("add", &Histogram::add)
         .def("total", &Histogram::total)
-        // No owner: reference_internal makes the array a view that keeps the Histogram alive.
+        // No owner (py::handle()): reference_internal makes the array a view that keeps the Histogram alive.
         .def("counts", [](Histogram &h) {
-            return py::dltensor<py::numpy, float, py::ndim<1>>(h.counts.data(), {h.counts.size()});
+            return py::dltensor<py::numpy, float, py::ndim<1>>(h.counts.data(), {h.counts.size()}, py::handle());
         }, reference_internal);
     // end snippet
 }
