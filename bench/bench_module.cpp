@@ -25,6 +25,13 @@ template <typename Array> void def_args(nb::module_ &m, const char *prefix) {
     });
 }
 
+/// Two overloads, float64 then float32: a float32 argument is refused by the first (the refusal is
+/// recorded for dltensor.explain()) and bound by the second.
+template <typename F64, typename F32> void def_overloaded(nb::module_ &m, const char *name) {
+    m.def(name, [](F64 a) { return (float) a.size(); });
+    m.def(name, [](F32 a) { return first(a.data(), a.size()); });
+}
+
 /// Device-agnostic variants (metadata only) for CUDA rows.
 template <typename Array> void def_any(nb::module_ &m, const char *prefix) {
     std::string p(prefix);
@@ -47,6 +54,10 @@ NB_MODULE(dltensor_bench, m) {
     m.def("floor_3", [](nb::handle, nb::handle, nb::handle) { return 0.f; });
     def_args<nb::ndarray<const float, nb::ndim<1>, nb::c_contig>>(m, "nanobind");
     def_args<py::dltensor<const float, py::ndim<1>, py::c_contig>>(m, "dltensor");
+    def_overloaded<nb::ndarray<const double, nb::ndim<1>, nb::c_contig>,
+                   nb::ndarray<const float, nb::ndim<1>, nb::c_contig>>(m, "nanobind_overloaded");
+    def_overloaded<py::dltensor<const double, py::ndim<1>, py::c_contig>,
+                   py::dltensor<const float, py::ndim<1>, py::c_contig>>(m, "dltensor_overloaded");
     def_any<nb::ndarray<const float, nb::ndim<1>>>(m, "nanobind_any");
     def_any<py::dltensor<const float, py::ndim<1>>>(m, "dltensor_any");
     def_return<nb::ndarray, nb::numpy>(m, "nanobind_ret_numpy");

@@ -54,6 +54,11 @@ PYBIND11_MODULE(dltensor_bench_pybind11, m) {
     });
     m.def("dlpack_1", [](py::handle a) { return via_dlpack(a); });
     m.def("dlpack_3", [](py::handle a, py::handle b, py::handle c) { return via_dlpack(a) + via_dlpack(b) + via_dlpack(c); });
+    // Two overloads, float64 then float32: a float32 argument is refused by the first, bound by the second.
+    m.def("array_t_overloaded", [](py::array_t<double, py::array::c_style> a) { return (float) a.size(); });
+    m.def("array_t_overloaded", [](Array a) { return a.size() ? a.data()[0] : 0.f; });
+    m.def("dltensor_overloaded", [](py::dltensor<const double, py::ndim<1>, py::c_contig> a) { return (float) a.size(); });
+    m.def("dltensor_overloaded", [](Tensor a) { return a.size() ? a.data()[0] : 0.f; });
     m.def("dltensor_1", [](Tensor a) { return a.size() ? a.data()[0] : 0.f; });
     m.def("dltensor_3", [](Tensor a, Tensor b, Tensor c) {
         return (a.size() ? a.data()[0] : 0.f) + (b.size() ? b.data()[0] : 0.f) + (c.size() ? c.data()[0] : 0.f);

@@ -110,10 +110,10 @@ class Rows(list):
 
 
 def row_count():
-    """How many rows measure() produces: two per framework, a return row for each of NumPy, PyTorch and
-    JAX present, and a stencil row for NumPy and one for PyTorch (when present)."""
+    """How many rows measure() produces: two per framework, the overload row, a return row for each of
+    NumPy, PyTorch and JAX present, and a stencil row for NumPy and one for PyTorch (when present)."""
     fws = frameworks()
-    return 2 * len(fws) + sum(fw in fws for fw in ("numpy", "pytorch", "jax")) + 1 + ("pytorch" in fws)
+    return 2 * len(fws) + sum(fw in fws for fw in ("numpy", "pytorch", "jax")) + 1 + ("pytorch" in fws) + 1
 
 
 def measure_stencil(nb, number, repeat, rows):
@@ -161,6 +161,18 @@ def measure(nb, pb, tvm, number, repeat):
                 row["tvm-ffi floor"] = per_call_ns("tvm.tvm_floor_0()", env, number, repeat)
                 row["tvm-ffi"] = per_call_ns(f"tvm.tvm_{n}({call})", env, number, repeat)
             rows.append((f"{fw}: {n} argument{'s' if n > 1 else ''}", row))
+    # Overload resolution: the float64 overload refuses a float32 array (dltensor records why, for
+    # dltensor.explain()), the float32 overload binds it.
+    import numpy as np
+    env = {"nb": nb, "pb": pb, "x": np.ones(16, np.float32)}
+    row = {"floor": per_call_ns("nb.floor_1(x)", env, number, repeat),
+           "nb::ndarray": per_call_ns("nb.nanobind_overloaded(x)", env, number, repeat),
+           "py::dltensor": per_call_ns("nb.dltensor_overloaded(x)", env, number, repeat)}
+    if pb is not None:
+        row["pybind11 floor"] = per_call_ns("pb.floor_1(x)", env, number, repeat)
+        row["py::array_t"] = per_call_ns("pb.array_t_overloaded(x)", env, number, repeat)
+        row["py::dltensor (pybind11)"] = per_call_ns("pb.dltensor_overloaded(x)", env, number, repeat)
+    rows.append(("numpy: 2nd of 2 overloads binds", row))
     env = {"nb": nb, "pb": pb}
     floor0 = per_call_ns("nb.floor_0()", env, number, repeat)
     for fw in ("numpy", "pytorch", "jax"):

@@ -69,3 +69,4 @@ void init_properties(py::module_ &m);
 void init_producers(py::module_ &m);
 void init_identity(py::module_ &m);
 void init_porting(py::module_ &m);
+void init_explain(py::module_ &m);

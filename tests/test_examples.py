@@ -125,6 +125,28 @@ def test_scale_writes_through_transposed_and_sliced_views(build, flavor):
     assert np.array_equal(a, expected)
 
 
+@pytest.mark.parametrize("flavor", DLTENSOR)
+def test_scale_refusals_are_explained(build, flavor):
+    ext = load(build, "update_in_place", flavor)
+    # snippet: explain
+    import dltensor
+
+    a = np.ones((2, 2))  # float64; `scale` takes a writable float32 matrix
+    with pytest.raises(TypeError, match="incompatible function arguments") as e:
+        dltensor.explain(ext.scale, a, 2.0)  # calls ext.scale(a, 2.0), adding why to its TypeError
+    assert e.value.__notes__ == [
+        "dltensor: argument `a` (numpy.ndarray): dtype float64, expected float32; a writable parameter "
+        "never converts (float64 -> float32 would be a copy): declare it const to allow the conversion"]
+    # end snippet
+    b = np.ones((2, 2), np.float32)
+    b.setflags(write=False)
+    with pytest.raises(TypeError) as e:
+        dltensor.explain(ext.scale, b, 2.0)
+    assert e.value.__notes__ == [
+        "dltensor: argument `a` (numpy.ndarray): read-only source (numpy.ndarray) for a writable parameter: "
+        "declare the dtype const (or add py::ro) if the function only reads it"]
+
+
 @pytest.mark.parametrize("flavor", ON_DLPACK)
 def test_scale_writes_into_torch_tensors(build, flavor):
     ext = load(build, "update_in_place", flavor)

@@ -21,4 +21,5 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
     init_producers(m);
     init_identity(m);
     init_porting(m);
+    init_explain(m);
 }

@@ -119,10 +119,17 @@ def test_objects_with_array_interface_are_read(pm):
     assert pm.index_sum(Legacy(np.array([1, 2, 3]))) == 6
 
 
-@pytest.mark.parametrize("value", [[[1, 2], [3]], ["a", "b"], [None], {"a": 1}, "text", None, object()])
+@pytest.mark.parametrize("value", [[[1, 2], [3]], ["a", "b"], [1j], {"a": 1}, "text", None, object()])
 def test_what_numpy_cannot_read_is_refused(pm, value):
     with pytest.raises(TypeError, match="incompatible function arguments"):
         pm.any_sum(value)
+
+
+def test_out_of_range_python_ints_are_refused_not_wrapped(pm):
+    # NumPy checks Python ints against the parameter's dtype, as array_t's forcecast does
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        pm.index_sum([1, -1])
+    assert pm.index_sum(np.array([1, 2], np.int64)) == 3  # arrays convert as the producer casts
 
 
 def test_lists_wrong_for_the_parameter_are_refused(pm):
@@ -228,7 +235,7 @@ def test_element_access_out_of_range_raises_index_error(pm):
     a = np.zeros((2, 3))
     with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 2"):
         pm.at_out_of_range(a)
-    with pytest.raises(IndexError, match="1 indices for a tensor of 2 dimensions"):
+    with pytest.raises(IndexError, match="1 index for a tensor of 2 dimensions"):
         pm.at_wrong_count(a)
     with pytest.raises(IndexError, match="index 3 is out of bounds for axis 1 with size 3"):
         pm.data_out_of_range(a)

@@ -1,11 +1,14 @@
 """dltensor: zero-copy DLPack tensors for nanobind and pybind11 extensions.
 
 This package ships the C++ headers and a CMake package; it has no compiled code of its own.
+``dltensor.explain(f, *args)`` says why a dltensor parameter refused an argument (see explain.py).
 """
 from pathlib import Path
 
+from .explain import explain, refusals
+
 __version__ = "0.1.0"
-__all__ = ["include_dir", "cmake_dir", "__version__"]
+__all__ = ["include_dir", "cmake_dir", "explain", "refusals", "__version__"]
 
 _HERE = Path(__file__).resolve().parent
 

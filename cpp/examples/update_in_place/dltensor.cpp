@@ -8,6 +8,6 @@ DLTENSOR_EXAMPLE_MODULE(update_in_place, m) {
         auto v = a.view();  // any strides: transposed and sliced views are written where they live
         for (size_t i = 0; i < v.shape(0); ++i)
             for (size_t j = 0; j < v.shape(1); ++j) v(i, j) *= factor;
-    });
+    }, py::arg("a"), py::arg("factor"));
     // end snippet
 }

@@ -35,7 +35,8 @@ template <typename Derived, typename Scalar, int32_t N, bool ReadOnly, typename 
         const Derived &t = self();
         const size_t nd = t.ndim();
         if (all ? sizeof...(Ix) != nd : sizeof...(Ix) > nd)
-            throw std::out_of_range("py::dltensor: " + std::to_string(sizeof...(Ix)) + " indices for a tensor of " +
+            throw std::out_of_range("py::dltensor: " + std::to_string(sizeof...(Ix)) +
+                                    (sizeof...(Ix) == 1 ? " index" : " indices") + " for a tensor of " +
                                     std::to_string(nd) + " dimensions");
         const int64_t idx[] = {(int64_t) indices..., 0};
         int64_t off = 0;

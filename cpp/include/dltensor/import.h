@@ -405,6 +405,38 @@ inline bool jax_x64_enabled() noexcept {
     return on;
 }
 
+/// `numpy.asarray(src, dtype=<r's dtype>)` for an object that is no tensor (a list, a number): NumPy checks
+/// the values against the dtype (an out-of-range Python int raises, as array_t's `forcecast` does). NULL
+/// on failure, with NumPy's reason kept in `last_refusal().detail`.
+inline PyObject *numpy_array_of(PyObject *src, const requirements &r) noexcept {
+    char name[16];
+    PyObject *np = import_module("numpy");
+    PyObject *fn = np ? PyObject_GetAttrString(np, "asarray") : nullptr;
+    Py_XDECREF(np);
+    PyObject *dtype = r.dtype.bits && dtype_name(r.dtype, name) ? PyUnicode_FromString(name) : nullptr;
+    PyObject *args[] = {src, dtype};
+    PyObject *arr = fn ? PyObject_Vectorcall(fn, args, dtype ? 2 : 1, nullptr) : nullptr;
+    Py_XDECREF(fn);
+    Py_XDECREF(dtype);
+    last_refusal().detail[0] = '\0';
+    if (!arr && PyErr_Occurred()) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *text = value ? PyObject_Str(value) : nullptr;
+        const char *utf8 = text ? PyUnicode_AsUTF8(text) : nullptr;
+        if (utf8) {
+            std::strncpy(last_refusal().detail, utf8, sizeof last_refusal().detail - 1);
+            last_refusal().detail[sizeof last_refusal().detail - 1] = '\0';
+        }
+        Py_XDECREF(text);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+    }
+    PyErr_Clear();
+    return arr;
+}
+
 /// Can `numpy.asarray` make a tensor of `src`, an object that is no tensor itself: a list, tuple, Python
 /// number, or an object with `__array__` / `__array_interface__` / `__array_struct__`?
 inline bool is_array_like(PyObject *src) noexcept {
@@ -423,7 +455,7 @@ inline bool is_array_like(PyObject *src) noexcept {
 /// TensorFlow `tf.cast`, other array-API objects `xp.astype`; plain buffers go through NumPy.
 /// Returns a new reference or NULL (no error set) when the producer cannot convert.
 inline PyObject *convert_with_producer(PyObject *src, producer kind, bool is_buffer, const requirements &r,
-                                       dlpack::DataType seen, mismatch why) noexcept {
+                                       dlpack::DataType seen, mismatch why, bool on_cpu = false) noexcept {
     const py_constants &c = py_constants::get();
     char name[16];
     // The target dtype: the parameter's, else the source's. Unknown only for a PyTorch lazy view that
@@ -490,9 +522,10 @@ inline PyObject *convert_with_producer(PyObject *src, producer kind, bool is_buf
             break;
         }
         case producer::jax: {
-            // Without 64-bit mode JAX truncates a 64-bit astype back to 32 bits: NumPy holds the dtype.
+            // On the CPU NumPy converts a JAX array (viewed without a copy) far faster than JAX's own
+            // dispatch; and without 64-bit mode JAX truncates a 64-bit astype back to 32 bits.
             const dlpack::DataType target = r.dtype.bits ? r.dtype : seen;
-            if (target.bits >= 64 && !jax_x64_enabled()) {
+            if (on_cpu || (target.bits >= 64 && !jax_x64_enabled())) {
                 res = convert_through_numpy(src, dtype, order_obj);
                 break;
             }
@@ -746,9 +779,11 @@ inline bool import_tensor(PyObject *src, const requirements &r, bool convert, im
     PyTypeObject *tp = Py_TYPE(src);
     producer_info info;
     if (!detail::producer_of(tp, info)) {  // neither __dlpack__ nor a buffer
-        if (!convert || !r.read_only || !detail::is_array_like(src))
+        if (!convert || !r.read_only || !detail::is_array_like(src)) {
+            last_refusal().detail[0] = '\0';
             return detail::refuse(src, r, convert, mismatch::invalid, true, false);
-        PyObject *array = detail::numpy_asarray(src);
+        }
+        PyObject *array = detail::numpy_array_of(src, r);
         if (!array) return detail::refuse(src, r, convert, mismatch::invalid, true, false);
         bool ok = import_tensor(array, r, true, out);  // the owner keeps the array alive
         Py_DECREF(array);
@@ -799,7 +834,9 @@ inline bool import_tensor(PyObject *src, const requirements &r, bool convert, im
         dlpack_attr = _PyType_Lookup(tp, detail::py_constants::get().dlpack_method);
         buffer = detail::has_buffer_protocol(tp);
     }
-    PyObject *converted = detail::convert_with_producer(src, info.kind, buffer && !dlpack_attr, r, seen, m);
+    // Where the refused tensor lives (its facts were recorded by the check that refused it).
+    const bool on_cpu = last_refusal().tensor_known && last_refusal().device_type == dlpack::cpu;
+    PyObject *converted = detail::convert_with_producer(src, info.kind, buffer && !dlpack_attr, r, seen, m, on_cpu);
     if (!converted) return detail::refuse(src, r, convert, m, false, false);
     bool ok = import_tensor(converted, r, false, out);  // the owner keeps the copy's memory alive
     Py_DECREF(converted);

@@ -38,6 +38,7 @@
 #include "frameworks.h"
 #include "import.h"
 #include "refusal.h"
+#include "refusal_log.h"
 #include "requirements.h"
 #include "strides.h"
 #include "torch.h"
@@ -217,6 +218,8 @@ public:
     /// pybind11's `array_t::unchecked<N>()`: a read-only view (`view()`) with `Dims` dimensions (default:
     /// the annotated ndim).
     template <ssize_t Dims = -1> auto unchecked() const {
+        static_assert(Dims < 0 || Config::N < 0 || Dims == Config::N,
+                      "unchecked<N>(): N contradicts the tensor's annotated ndim");
         using S = std::add_const_t<std::remove_cv_t<Scalar>>;
         if constexpr (Dims < 0) return view<S>();
         else return view<S, nanobind::ndim<(size_t) Dims>>();
@@ -226,6 +229,8 @@ public:
     template <ssize_t Dims = -1> auto mutable_unchecked() const {
         static_assert(!ReadOnly, "py::dltensor::mutable_unchecked(): the tensor is read-only (const dtype or "
                                  "py::ro); use unchecked()");
+        static_assert(Dims < 0 || Config::N < 0 || Dims == Config::N,
+                      "mutable_unchecked<N>(): N contradicts the tensor's annotated ndim");
         if constexpr (Dims < 0) return view();
         else return view<nanobind::ndim<(size_t) Dims>>();
     }
@@ -313,10 +318,13 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     using Framework = dltensor_framework<Config>;
     static constexpr dlt::requirements requirements = dltensor_requirements<Config>();
 
+    // Writability is shown either way (nanobind shows only `writable=False`), so that the TypeError's
+    // signature text alone tells a `float32` parameter from a `const float32` one.
     NB_TYPE_CASTER(dltensor<Args...>, dltensor_type_name<Framework>::name + const_name("[") +
                               concat_maybe(dtype_name<Scalar>::name, Config::Shape::name,
                                            Config::Order::name, Config::DeviceType::name,
-                                           dtype_const_name<Scalar>::name) +
+                                           const_name<dltensor<Args...>::ReadOnly>("writable=False",
+                                                                                   "writable=True")) +
                               const_name("]"))
 
     bool from_python(handle src, uint32_t flags, cleanup_list *) noexcept {
@@ -327,8 +335,10 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         dlt::imported im;
         if (!dlt::import_tensor(src.ptr(), requirements, (flags & (uint32_t) cast_flags::convert) != 0, im)) {
             // nb::cast<T>(obj) in a function body: raise a TypeError that says why (nanobind raises a set
-            // Python error instead of std::bad_cast). Overload resolution passes no `manual` flag.
+            // Python error instead of std::bad_cast). Overload resolution passes no `manual` flag: the
+            // refusal is kept for dltensor.explain() instead.
             if (flags & (uint32_t) cast_flags::manual) refused(src);
+            else dlt::log_refusal(src.ptr(), Name.text);
             return false;
         }
 

@@ -39,6 +39,7 @@
 #include "handle.h"
 #include "import.h"
 #include "refusal.h"
+#include "refusal_log.h"
 #include "requirements.h"
 
 namespace PYBIND11_NAMESPACE {  // pybind11, with its visibility (hidden)
@@ -198,6 +199,8 @@ public:
 
     /// pybind11's `array_t::unchecked<N>()`: a read-only view with `Dims` dimensions (default: annotated).
     template <ssize_t Dims = -1> auto unchecked() const {
+        static_assert(Dims < 0 || Config::N < 0 || Dims == Config::N,
+                      "unchecked<N>(): N contradicts the tensor's annotated ndim");
         using S = std::add_const_t<std::remove_cv_t<Scalar>>;
         if constexpr (Dims < 0) return view<S>();
         else return view<S, pybind11::ndim<(size_t) Dims>>();
@@ -207,6 +210,8 @@ public:
     template <ssize_t Dims = -1> auto mutable_unchecked() const {
         static_assert(!ReadOnly, "py::dltensor::mutable_unchecked(): the tensor is read-only (const dtype or "
                                  "py::ro); use unchecked()");
+        static_assert(Dims < 0 || Config::N < 0 || Dims == Config::N,
+                      "mutable_unchecked<N>(): N contradicts the tensor's annotated ndim");
         if constexpr (Dims < 0) return view();
         else return view<pybind11::ndim<(size_t) Dims>>();
     }
@@ -299,10 +304,8 @@ template <typename Config> struct dltensor_signature {
             put(t, Config::Device::name);
             put(t, "'");
         }
-        if constexpr (Config::read_only) {
-            sep();
-            put(t, "writable=False");
-        }
+        sep();  // writability either way: the TypeError's signature text tells float32 from const float32
+        put(t, Config::read_only ? "writable=False" : "writable=True");
         put(t, ")]");
         return t;
     }
@@ -326,7 +329,10 @@ public:
     /// `.noconvert()` arguments.
     bool load(handle src, bool convert) {
         dlt::imported im;
-        if (!dlt::import_tensor(src.ptr(), requirements, convert, im)) return false;
+        if (!dlt::import_tensor(src.ptr(), requirements, convert, im)) {
+            dlt::log_refusal(src.ptr(), dltensor_signature<Config>::value.s);  // for dltensor.explain()
+            return false;
+        }
         dlt::tensor_handle *h = dlt::tensor_handle::create(im.tensor, im.owner, Value::ReadOnly, im.stream);
         Py_DECREF(im.owner);  // the handle holds its own reference
         if (!h) { PyErr_Clear(); return false; }

@@ -3,7 +3,8 @@
 // The importer records a refusal only when it refuses (the success path writes nothing); the record holds
 // plain values (no references, no allocation), so a later overload that succeeds costs nothing more.
 // `explain()` turns a record into one line of text ("dtype float64, expected float32"), on demand: for the
-// exceptions of an in-body conversion (`obj.cast<T>()`, `nb::cast<T>(obj)`) and for issue-13 style reports.
+// exceptions of an in-body conversion (`py::cast<T>(obj)`) and, through refusal_log.h, for Python's
+// `dltensor.explain()`. Backend-independent: no Python, no binding library.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,9 @@ struct refusal {
     uintptr_t address = 0;          ///< The first element's address (for `misaligned`).
     requirements required;          ///< The parameter's requirements (its `shape` pointer is static).
     char type_name[64] = {};        ///< The argument's Python type (`tp_name`, truncated).
+    char detail[96] = {};           ///< NumPy's reason when `numpy.asarray` failed (truncated), else empty.
+    uintptr_t object = 0;           ///< The refused object's address (its `id()`), set by `refusal_log`.
+    const char *signature = nullptr;///< The parameter's signature text (static), set by `refusal_log`.
 };
 
 /// The calling thread's most recent refusal.
@@ -179,7 +183,8 @@ inline std::string explain(const refusal &r) {
         case mismatch::invalid:
             if (r.not_a_tensor) {
                 if (q.read_only && r.convert)
-                    return type + " is not a tensor, and numpy.asarray() could not convert it";
+                    return type + " is not a tensor, and numpy.asarray() could not convert it" +
+                           (r.detail[0] ? std::string(" (") + r.detail + ")" : std::string());
                 if (!q.read_only)
                     return type + " is not a tensor (a writable parameter takes no lists or scalars: their "
                                   "conversion would be a copy that C++ writes are lost in)";

@@ -1,0 +1,123 @@
+// dltensor/refusal_log.h: the arguments a binding refused on this thread, kept for Python to read.
+//
+// A backend's caster calls `log_refusal()` when it refuses an argument (never on success): the importer's
+// record (refusal.h) goes into a small per-thread ring with the object's address and the parameter's
+// signature text. The first refusal in an extension module registers a reader function in the module
+// `_dltensor_refusals` (`readers`, a list), where `dltensor.explain()` and `dltensor.refusals()` find it:
+// each extension module keeps its own records, read on the calling thread.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <string>
+
+#include "refusal.h"
+
+namespace dlt {
+
+/// The ring of a thread's recent refusals (oldest overwritten first).
+struct refusal_log {
+    static constexpr unsigned capacity = 32;
+    refusal entries[capacity];
+    unsigned next = 0;   ///< slot of the next refusal
+    unsigned count = 0;  ///< refusals held (at most capacity)
+
+    static refusal_log &of_this_thread() noexcept {
+        static thread_local refusal_log log;
+        return log;
+    }
+};
+
+namespace detail {
+
+inline const char *mismatch_name(mismatch m) noexcept {
+    switch (m) {
+        case mismatch::none: return "none";
+        case mismatch::read_only: return "read_only";
+        case mismatch::device: return "device";
+        case mismatch::shape: return "shape";
+        case mismatch::dtype: return "dtype";
+        case mismatch::order: return "order";
+        case mismatch::lazy: return "lazy";
+        case mismatch::misaligned: return "misaligned";
+        case mismatch::requires_grad: return "requires_grad";
+        case mismatch::inference: return "inference";
+        case mismatch::invalid: return "invalid";
+    }
+    return "invalid";
+}
+
+/// `reader(clear=False)`: this thread's refusals in this module, oldest first, as dicts {"object": id,
+/// "type", "kind", "explanation", "signature"}; `clear` empties the ring after reading.
+inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nargs) noexcept {
+    const bool clear = nargs > 0 && PyObject_IsTrue(args[0]) == 1;
+    refusal_log &log = refusal_log::of_this_thread();
+    PyObject *list = PyList_New(0);
+    if (!list) return nullptr;
+    const unsigned first = (log.next + refusal_log::capacity - log.count) % refusal_log::capacity;
+    for (unsigned k = 0; k < log.count; ++k) {
+        const refusal &r = log.entries[(first + k) % refusal_log::capacity];
+        std::string text;
+        try {
+            text = explain(r);
+        } catch (...) {
+            Py_DECREF(list);
+            return PyErr_NoMemory();
+        }
+        // (no "s#" format: it needs PY_SSIZE_T_CLEAN, which a binding library may include Python.h without)
+        PyObject *d = Py_BuildValue("{s:N,s:s,s:s,s:N,s:s}", "object", PyLong_FromSize_t((size_t) r.object),
+                                    "type", r.type_name, "kind", mismatch_name(r.why), "explanation",
+                                    PyUnicode_FromStringAndSize(text.data(), (Py_ssize_t) text.size()),
+                                    "signature", r.signature ? r.signature : "");
+        if (!d || PyList_Append(list, d) != 0) {
+            Py_XDECREF(d);
+            Py_DECREF(list);
+            return nullptr;
+        }
+        Py_DECREF(d);
+    }
+    if (clear) log.count = 0;
+    return list;
+}
+
+/// Adds this module's reader to `_dltensor_refusals.readers` (once per module). Errors are cleared: the
+/// explanation is a convenience, never a reason for a call to fail.
+inline void register_refusal_reader() noexcept {
+    static bool registered = false;  // the GIL serializes this
+    if (registered) return;
+    registered = true;
+    static PyMethodDef def = {"dltensor_refusals", (PyCFunction) (void (*)(void)) read_refusals, METH_FASTCALL,
+                              "This thread's recent argument refusals in this extension module."};
+    PyObject *module = PyImport_AddModule("_dltensor_refusals");  // borrowed
+    PyObject *reader = module ? PyCFunction_New(&def, nullptr) : nullptr;
+    PyObject *readers = module ? PyObject_GetAttrString(module, "readers") : nullptr;
+    if (module && !readers) {
+        PyErr_Clear();
+        readers = PyList_New(0);
+        if (readers && PyObject_SetAttrString(module, "readers", readers) != 0) Py_CLEAR(readers);
+    }
+    if (readers && reader) PyList_Append(readers, reader);
+    Py_XDECREF(readers);
+    Py_XDECREF(reader);
+    PyErr_Clear();
+}
+
+} // namespace detail
+
+/// Keeps the importer's last refusal (refusal.h) for `src`, refused by a parameter whose signature text is
+/// `signature` (static storage). Refusal path only; needs the GIL.
+inline void log_refusal(PyObject *src, const char *signature) noexcept {
+    refusal_log &log = refusal_log::of_this_thread();
+    refusal &slot = log.entries[log.next];
+    slot = last_refusal();
+    slot.object = (uintptr_t) src;
+    slot.signature = signature;
+    log.next = (log.next + 1) % refusal_log::capacity;
+    if (log.count < refusal_log::capacity) ++log.count;
+    detail::register_refusal_reader();
+}
+
+} // namespace dlt

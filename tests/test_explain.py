@@ -1,0 +1,174 @@
+"""Why was my tensor refused: `dltensor.explain(f, *args)` re-raises the binding library's TypeError with
+one note per refused tensor argument, naming the argument and the first requirement it failed, on both
+backends and both import paths; one text per mismatch kind. The TypeError's own signature text shows
+writability for writable parameters too."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from producer import capsule
+
+# The checkout's Python package (the tests test the checkout, not an installed copy).
+_spec = importlib.util.spec_from_file_location(
+    "dltensor_explain_checkout", Path(__file__).resolve().parent.parent / "python" / "dltensor" / "explain.py")
+explain_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(explain_module)
+explain = explain_module.explain
+
+
+@pytest.fixture
+def e(m):
+    return m.explain
+
+
+def notes(error) -> str:
+    return "\n".join([str(error), *getattr(error, "__notes__", [])])
+
+
+def refused(function, *args, **kwargs) -> str:
+    with pytest.raises(TypeError, match="incompatible function arguments") as info:
+        explain(function, *args, **kwargs)
+    return notes(info.value)
+
+
+def read_only(a):
+    a.setflags(write=False)
+    return a
+
+
+def misaligned_f32(n=4):
+    """A writable float32 array whose first element is one byte past an aligned address."""
+    return np.frombuffer(bytearray(n * 4 + 1), np.uint8)[1:].view(np.float32)
+
+
+# (function, argument, expected text); every mismatch kind the importer knows
+NUMPY_CASES = {
+    "dtype, writable": ("scale", lambda: np.zeros(3), "argument `x` (numpy.ndarray): dtype float64, expected "
+                        "float32; a writable parameter never converts (float64 -> float32 would be a copy): "
+                        "declare it const to allow the conversion"),
+    "dtype, noconvert": ("total_strict", lambda: np.zeros(3), "dtype float64, expected float32, and conversion "
+                         "is off (.noconvert())"),
+    "complex to real": ("total", lambda: np.zeros(3, np.complex64), "dtype complex64, expected float32 (complex -> "
+                        "real would drop the imaginary part; never converted)"),
+    "ndim": ("scale", lambda: np.zeros((2, 2), np.float32), "ndim 2, expected 1 (shape (2, 2))"),
+    "extent": ("block", lambda: np.zeros((2, 4), np.float32), "shape (2, 4), expected (2, 3)"),
+    "device": ("on_cuda", lambda: np.zeros(3, np.float32), "device cpu, expected cuda"),
+    "read-only": ("scale", lambda: read_only(np.zeros(3, np.float32)), "read-only source (numpy.ndarray) for a "
+                  "writable parameter: declare the dtype const (or add py::ro) if the function only reads it"),
+    "order, writable": ("fill_c", lambda: np.zeros(6, np.float32)[::2], "order: strides (2,) are not C-contiguous; "
+                        "a writable parameter never converts (a contiguous copy)"),
+    "order, noconvert": ("total_strict", lambda: np.zeros(6, np.float32)[::2], "order: strides (2,) are not "
+                         "C-contiguous, and conversion is off (.noconvert())"),
+    "misaligned": ("scale", misaligned_f32, "the first element's address is not a multiple of 4 bytes "
+                   "(misaligned for float32); a writable parameter never gets an aligned copy"),
+    "list, writable": ("scale", lambda: [1.0, 2.0], "list is not a tensor (a writable parameter takes no lists or "
+                       "scalars: their conversion would be a copy that C++ writes are lost in)"),
+    "list, noconvert": ("total_strict", lambda: [1.0], "list is not a tensor, and conversion is off (.noconvert())"),
+    "not a tensor": ("total", lambda: "text", "str is not a tensor, and numpy.asarray() could not convert it"),
+    "ragged list": ("total", lambda: [[1.0], [2.0, 3.0]], "list is not a tensor, and numpy.asarray() could not "
+                    "convert it (setting an array element with a sequence."),
+    "out-of-range list": ("index_total", lambda: [1, -1], "list is not a tensor, and numpy.asarray() could not "
+                          "convert it (Python integer -1 out of bounds for uint32)"),
+    "malformed capsule": ("total", None, "PyCapsule: not a usable DLPack tensor"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NUMPY_CASES))
+def test_refusal_is_explained(m, e, case):
+    function, make, expected = NUMPY_CASES[case]
+    storage = np.zeros(4, np.float32)
+    x = capsule(m, storage, shape=(4,), ndim=-1) if make is None else make()
+    text = refused(getattr(e, function), x, *([2.0] if function == "scale" else []))
+    assert expected in text, text
+
+
+TORCH_CASES = {
+    "requires_grad": ("scale", lambda t: t.zeros(3, requires_grad=True), "a tensor that requires grad for a "
+                      "writable parameter while grad mode is on (write under torch.no_grad(), or declare the dtype "
+                      "const)"),
+    "inference": ("scale", None, "an inference tensor for a writable parameter outside torch.inference_mode()"),
+    "negative view, writable": ("scale", lambda t: t._neg_view(t.zeros(3)), "a PyTorch negative or conjugate view "
+                                "for a writable parameter (its memory does not hold the values)"),
+    "negative view, noconvert": ("total_strict", lambda t: t._neg_view(t.zeros(3)), "a PyTorch negative or "
+                                 "conjugate view, and conversion is off (.noconvert())"),
+    "dtype": ("scale", lambda t: t.zeros(3, dtype=t.float64), "dtype float64, expected float32; a writable "
+              "parameter never converts"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TORCH_CASES))
+def test_pytorch_refusal_is_explained(e, case):
+    torch = pytest.importorskip("torch")
+    function, make, expected = TORCH_CASES[case]
+    if make is None:
+        with torch.inference_mode():
+            x = torch.zeros(3)
+    else:
+        x = make(torch)
+    text = refused(getattr(e, function), x, *([2.0] if function == "scale" else []))
+    assert "argument `x` (" in text and expected in text, text
+
+
+def test_jax_array_for_a_writable_parameter_is_explained(e):
+    jnp = pytest.importorskip("jax.numpy")
+    text = refused(e.scale, jnp.zeros(3, jnp.float32), 2.0)
+    assert "read-only source (" in text and "for a writable parameter" in text, text
+
+
+def test_each_refused_argument_is_named(e):
+    text = refused(e.two, np.zeros((2, 2), np.float32), read_only(np.zeros(2)))
+    assert "argument `a` (numpy.ndarray): ndim 2, expected 1" in text, text
+    # b is checked only when a binds: one note, for a
+    text = refused(e.two, np.zeros(2, np.float32), read_only(np.zeros(2)))
+    assert "argument `b` (numpy.ndarray): read-only source" in text and "argument `a`" not in text, text
+
+
+def test_keyword_arguments_are_named(e):
+    text = refused(e.scale, x=np.zeros(3), factor=2.0)
+    assert "argument `x` (numpy.ndarray): dtype float64" in text, text
+
+
+def test_every_overload_is_explained(e):
+    text = refused(e.overloaded, np.zeros(3, np.int8))
+    assert "argument `x` of overload 1 (numpy.ndarray): dtype int8, expected float64" in text, text
+    assert "argument `x` of overload 2 (numpy.ndarray): dtype int8, expected float32" in text, text
+
+
+def test_a_later_overload_that_matches_is_not_disturbed(e):
+    assert explain(e.overloaded, np.zeros(3, np.float32)) == 32
+    assert explain(e.overloaded, np.zeros(3, np.float64)) == 64
+
+
+def test_explain_returns_the_result_and_passes_other_errors_through(e):
+    x = np.ones(3, np.float32)
+    assert explain(e.scale, x, 2.0) is None and x.tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(TypeError) as info:
+        explain(e.scale, x, "not a float")
+    assert not getattr(info.value, "__notes__", None)  # the tensor bound: nothing to explain
+
+
+def test_refusals_are_recorded_per_thread_and_cleared(e):
+    import threading
+    explain_module.refusals(clear=True)
+    with pytest.raises(TypeError):
+        e.total("text")
+    seen = {}
+    t = threading.Thread(target=lambda: seen.setdefault("other", explain_module.refusals()))
+    t.start()
+    t.join()
+    mine = explain_module.refusals(clear=True)
+    assert [r.kind for r in mine][-1:] == ["invalid"] and mine[-1].type == "str"
+    assert all(r.type != "str" for r in seen["other"])
+    assert explain_module.refusals() == []
+
+
+def test_signature_text_shows_writability(e):
+    with pytest.raises(TypeError) as info:
+        e.scale(np.zeros(3), 1.0)
+    assert "writable=True" in str(info.value), str(info.value)
+    with pytest.raises(TypeError) as info:
+        e.total("text")
+    assert "writable=False" in str(info.value), str(info.value)
