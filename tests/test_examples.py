@@ -525,6 +525,21 @@ def test_segments_results_outlive_the_local_vector(build, flavor):
     del junk
 
 
+@pytest.mark.parametrize("flavor", FLAVORS)
+def test_segments_column_is_a_view_of_the_input(build, flavor):
+    ext = load(build, "segments", flavor)
+    a = np.arange(12, dtype=np.float32).reshape(4, 3)
+    col = ext.column(a, 1)
+    assert col.tolist() == [1, 4, 7, 10] and np.shares_memory(col, a)
+    col[0] = 100  # writes reach the caller's array
+    assert a[0, 1] == 100
+    del a
+    gc.collect()
+    assert col.tolist() == [100, 4, 7, 10]  # the view keeps the input alive
+    with pytest.raises(IndexError):
+        ext.column(np.zeros((2, 2), np.float32), 2)
+
+
 @pytest.mark.parametrize("flavor", DLTENSOR)
 def test_segments_refused_labels_say_so(build, flavor):
     ext = load(build, "segments", flavor)

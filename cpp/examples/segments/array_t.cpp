@@ -46,6 +46,14 @@ PYBIND11_MODULE(segments_array_t, m) {
     });
     // end snippet
 
+    // snippet: column
+    m.def("column", [](py::array_t<float> values, size_t j) {  // a view of column j of the input
+        if (values.ndim() != 2 || j >= (size_t) values.shape(1)) throw py::index_error("no such column");
+        // strides in bytes; the input is the view's base, which keeps it alive
+        return py::array_t<float>({values.shape(0)}, {values.strides(0)}, values.mutable_data(0, j), values);
+    });
+    // end snippet
+
     // snippet: count_labels
     m.def("count_labels", [](py::object obj) {  // converted in the body
         if (!py::isinstance<py::array_t<uint32_t>>(obj) && !py::isinstance<py::list>(obj))

@@ -44,6 +44,16 @@ DLTENSOR_EXAMPLE_MODULE(segments, m) {
     });
     // end snippet
 
+    // snippet: column
+    m.def("column", [](py::dltensor<float, py::ndim<2>, py::device::cpu> values, size_t j) {
+        if (j >= values.shape(1)) throw py::index_error("no such column");
+        // strides in elements ({values.strides(0)} in bytes would not compile); values.cast() is the
+        // caller's own object, the view's owner
+        return py::dltensor<py::numpy, float, py::ndim<1>>(values.mutable_data(0, j), {values.shape(0)},
+                                                           values.cast(), {values.stride(0)});
+    });
+    // end snippet
+
     // snippet: count_labels
     m.def("count_labels", [](py::object obj) {  // converted in the body: the parameter's rules
         using Labels = py::dltensor<const uint32_t, py::ndim<1>, py::device::cpu>;

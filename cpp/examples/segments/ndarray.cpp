@@ -47,6 +47,15 @@ NB_MODULE(segments_ndarray, m) {
     });
     // end snippet
 
+    // snippet: column
+    m.def("column", [](nb::ndarray<float, nb::ndim<2>, nb::device::cpu> values, size_t j) {
+        if (j >= values.shape(1)) throw nb::index_error("no such column");
+        // strides in elements; the input's Python object is the view's owner, which keeps it alive
+        return nb::ndarray<nb::numpy, float, nb::ndim<1>>(values.data() + j * values.stride(1), {values.shape(0)},
+                                                          values.cast(), {values.stride(0)});
+    });
+    // end snippet
+
     // snippet: count_labels
     m.def("count_labels", [](nb::object obj) {  // converted in the body (raises std::bad_cast on failure)
         if (!nb::ndarray_check(obj)) throw nb::type_error("labels: a uint32 array");
