@@ -85,9 +85,14 @@ def test_frobenius_rejects_non_matrices_with_a_type_error_naming_the_annotations
             "dict(dtype='float32', shape=(None, None), order='C', device='cpu', writable=False)" in str(e.value))
     # end snippet
     for bad in (torch.ones(2, 2, dtype=torch.complex64),  # complex -> float would drop the imaginary part
-                "not a tensor", None, [[1.0, 2.0]], object()):
+                "not a tensor", None, [1.0, 2.0], [[1.0], [2.0, 3.0]], object()):
         with pytest.raises(TypeError, match="incompatible function arguments"):
             ext.frobenius(bad)
+    if flavor == "ndarray":  # nb::ndarray takes no lists
+        with pytest.raises(TypeError, match="incompatible function arguments"):
+            ext.frobenius([[3.0, 0.0], [0.0, 4.0]])
+    else:  # a read-only dltensor reads a nested list as NumPy does
+        assert ext.frobenius([[3.0, 0.0], [0.0, 4.0]]) == 5.0
 
 
 @pytest.mark.parametrize("flavor", ON_DLPACK)

@@ -94,7 +94,8 @@ def downstream_build():
             not in cache.read_text():
         shutil.rmtree(src / "build")  # configured with another generator earlier
     start = time.monotonic()
-    _progress(f"[dltensor] building {src.relative_to(ROOT)} with README.md's commands ...")
+    _progress(f"[dltensor] building {src.relative_to(ROOT) if src.is_relative_to(ROOT) else src} with README.md's "
+              "commands ...")
     for command in readme_build_commands():
         proc = subprocess.run(["bash", "-c", command], cwd=src, env=env, capture_output=True, text=True)
         assert proc.returncode == 0, f"{command}\n{proc.stdout[-10000:]}\n{proc.stderr[-10000:]}"

@@ -60,7 +60,11 @@ if importlib.util.find_spec("numpy") is None:
 else:
     check(m.sum(array.array("i", [1, 2, 3])) == 6.0, "a dtype mismatch is converted through NumPy")
 check(raises(TypeError, m.scale, array.array("i", [1, 2, 3]), 2.0), "a writable parameter never converts")
-check(raises(TypeError, m.sum, [1.0, 2.0]), "a list is refused")
+if importlib.util.find_spec("numpy") is None:
+    check(raises(TypeError, m.sum, [1.0, 2.0]), "no NumPy: a list is refused")
+else:
+    check(m.sum([1.0, 2.0]) == 3.0, "a list is read through numpy.asarray by a read-only parameter")
+check(raises(TypeError, m.scale, [1.0, 2.0], 2.0), "a writable parameter refuses a list")
 print("ok import")
 
 # Import, writable parameters: writes reach the caller; read-only sources are refused.
