@@ -334,8 +334,42 @@ def sanitizers(s):
     return "sanitizers (`tests/sanitize.sh`)", what, hold, f"{len(sanitized):,}"
 
 
+def recorded_commits(recorded, mutants) -> str:
+    """Which commits the mutants' results were recorded at ("commit `a` (40 mutants), `b` (20)"): a rerun
+    with --stale reruns only the mutants whose header changed since."""
+    from collections import Counter
+    counts = Counter(recorded["mutants"][m.name].get("commit", "?")[:10] for m in mutants if not m.equivalent)
+    parts = [f"`{c}` ({n} mutants)" for c, n in counts.most_common()]
+    return ("commit " if len(parts) == 1 else "commits ") + ", ".join(parts)
+
+
+def mutation(s):
+    """The last recorded run of tests/mutation/run.py (tests/mutation/results.json), which must match the
+    current mutant list."""
+    from mutation import results
+    from mutation.mutants import MUTANTS
+    recorded = results.load()
+    summary = results.summarize(recorded, MUTANTS)
+    stale = summary["names"]["missing"]
+    assert recorded and not stale and recorded.get("mutants_hash") == results.list_hash(MUTANTS), \
+        f"tests/mutation/results.json does not match tests/mutation/mutants.py (no result: {stale}): run " \
+        f"python tests/mutation/run.py [--only NAME...]"
+    counted = summary["mutants"] - summary["equivalent"]
+    headers = sorted({m.file for m in MUTANTS})
+    what = (f"{summary['mutants']} hand-written mutants of {len(headers)} headers (a flipped comparison, a dropped "
+            f"check, a swapped flag, a wrong constant, a skipped reference count or GIL, a wrong policy branch), "
+            f"each planted alone in a copy of the checkout, the test modules rebuilt and the mutant's tests run on "
+            f"both backends and both import paths; by hand (`python tests/mutation/run.py`), not in CI")
+    survivors = summary["names"][results.SURVIVED]
+    hold = (f"a test fails for every mutant, except equivalent ones (reason in `tests/mutation/mutants.py`): "
+            f"{summary['killed']} of {counted} killed, {summary['equivalent']} equivalent (not counted), score "
+            f"{summary['score']:.1%}; recorded at {recorded_commits(recorded, MUTANTS)}"
+            + (f"; survived: {code(survivors)}" if survivors else ""))
+    return "mutation (`tests/mutation/`)", what, hold, f"{summary['mutants']} mutants (not a pytest run)"
+
+
 ROWS = [producers, returns, producer_rules, lifecycles, properties, bad_input, threads, leaks, torch_specials,
-        sanitizers]
+        sanitizers, mutation]
 
 
 def table(s: Suite) -> str:

@@ -165,6 +165,18 @@ def test_refusals_are_recorded_per_thread_and_cleared(e):
     assert explain_module.refusals() == []
 
 
+def test_refusal_log_keeps_the_most_recent_refusals_oldest_first(e):
+    # More refusals than the per-thread ring holds (32): the oldest are overwritten, the rest read in order.
+    explain_module.refusals(clear=True)
+    objects = [f"text {k}" for k in range(45)]
+    for obj in objects:
+        with pytest.raises(TypeError):
+            e.total(obj)
+    ids = {id(obj): k for k, obj in enumerate(objects)}
+    seen = [ids[r.object] for r in explain_module.refusals(clear=True) if r.object in ids]
+    assert seen == list(range(45 - 32, 45))
+
+
 def test_signature_text_shows_writability(e):
     with pytest.raises(TypeError) as info:
         e.scale(np.zeros(3), 1.0)

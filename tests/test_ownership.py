@@ -1,6 +1,7 @@
 """Ownership: tensors kept by C++ keep their producer alive; every deleter and owner runs exactly once,
 with the GIL, also when C++ drops its last reference without the GIL (repeated calls: test_leaks.py)."""
 import gc
+import sys
 import weakref
 
 import numpy as np
@@ -40,9 +41,13 @@ def test_deleter_runs_once_when_cpp_releases_without_the_gil(m):
     assert m.deleter_calls() == before + 6
 
 
-def test_gil_released_inside_the_call(m):
-    assert m.sum_without_gil(np.arange(10.0)) == 45.0
-    assert m.sum_without_gil(torch.arange(4, dtype=torch.float64)) == 6.0
+def test_tensor_is_read_copied_and_dropped_without_the_gil(m):
+    a, t = np.arange(10.0), torch.arange(4, dtype=torch.float64)
+    before = sys.getrefcount(a)
+    assert m.sum_without_gil(a) == (45.0, False)
+    assert m.sum_without_gil(t) == (6.0, False)
+    assert m.sum_without_gil(a[::-2]) == (25.0, False)
+    assert sys.getrefcount(a) == before  # the copy left no reference behind
 
 
 def test_capsule_with_null_deleter_is_accepted(m):

@@ -1,0 +1,276 @@
+"""Mutation testing of the C++ headers: plants each mutant of tests/mutation/mutants.py alone in a copy of
+the checkout, rebuilds the test modules there (tests/cmake_build.py, against the copy's own headers) and
+runs the mutant's tests with pytest (both backends, both import paths). A mutant is killed when a test
+fails (or the process crashes or hangs), survives when they pass, and is invalid when it does not compile.
+Prints a line per mutant and the score; records them in tests/mutation/results.json. The checkout itself
+is never modified (only results.json is written).
+
+    python tests/mutation/run.py                 every mutant (about 80 s of rebuilding each, on 2 cores)
+    python tests/mutation/run.py --only A B      mutants A and B (merged into results.json)
+    python tests/mutation/run.py --stale         mutants with no result, or whose header changed since
+                                                 the commit their result was recorded at
+    python tests/mutation/run.py --list          the mutants
+
+--rev REV copies that commit instead of the working tree (tracked and untracked, not ignored files);
+--workdir DIR uses and keeps DIR as the copy (a later run rebuilds only what changed); --keep keeps the
+temporary copy. First the unmutated copy is built and the union of the selected tests run: it must pass.
+"""
+import argparse
+import datetime
+import hashlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+
+from mutation import results  # noqa: E402
+from mutation.mutants import MUTANTS  # noqa: E402
+
+HEADERS = "cpp/include/dltensor"
+BUILD_DIR = ".mutation-build"  # inside the copy: DLTENSOR_TEST_BUILD_ROOT
+KEPT = (BUILD_DIR, "tests/.build")  # build outputs a reused copy keeps
+BUILD_TIMEOUT = 1800
+TEST_TIMEOUT = 900  # a mutant that hangs its tests is killed by the timeout
+
+
+def git(*args) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], check=True, capture_output=True, text=True).stdout
+
+
+def checkout_files(rev):
+    """{path: bytes} of the commit `rev`, or of the working tree (tracked and untracked, not ignored)."""
+    if rev:
+        data = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    names = [n for n in git("ls-files", "-co", "--exclude-standard", "-z").split("\0") if n]
+    return {n: (ROOT / n).read_bytes() for n in names if (ROOT / n).is_file()}
+
+
+def snapshot(dest: Path, rev) -> None:
+    """Makes `dest` a copy of the checkout. Files already there with the same content are left alone (and
+    their times), so that a reused copy rebuilds only what changed; files the checkout lacks are removed."""
+    files = checkout_files(rev)
+    for name, data in files.items():
+        target = dest / name
+        if not target.is_file() or target.read_bytes() != data:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+    for path in dest.rglob("*"):
+        rel = path.relative_to(dest).as_posix()
+        if path.is_file() and rel not in files and "__pycache__" not in path.parts and \
+                not any(rel.startswith(k + "/") for k in KEPT):
+            path.unlink()
+
+
+def build(copy: Path, env) -> tuple:
+    """Builds the test modules in the copy as tests/conftest.py does; (ok, seconds, output)."""
+    code = ("import sys; from pathlib import Path; sys.path.insert(0, 'tests'); from cmake_build import cmake_build; "
+            "cmake_build(Path('tests').resolve(), Path(sys.argv[1]) / 'tests')")
+    start = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, env["DLTENSOR_TEST_BUILD_ROOT"]], cwd=copy, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=BUILD_TIMEOUT)
+        ok, out = proc.returncode == 0, proc.stdout
+    except subprocess.TimeoutExpired as e:
+        ok, out = False, f"build timed out after {BUILD_TIMEOUT} s\n{e.output or ''}"
+    return ok, time.monotonic() - start, out
+
+
+def modules_hash(copy: Path) -> str:
+    """A hash of the built test modules: tells whether a mutant changed the compiled code at all."""
+    h = hashlib.sha256()
+    for so in sorted((copy / BUILD_DIR / "tests").glob("dltensor_test_*.so")):
+        h.update(so.read_bytes())
+    return h.hexdigest()
+
+
+def run_tests(copy: Path, env, selections) -> tuple:
+    """Runs pytest on `selections` in the copy, stopping at the first failure: (status, seconds, output);
+    status None when it timed out."""
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--tb=short", *selections]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=TEST_TIMEOUT)
+        status, out = proc.returncode, proc.stdout
+    except subprocess.TimeoutExpired as e:
+        status, out = None, (e.output or b"").decode(errors="replace") if isinstance(e.output, bytes) else (e.output or "")
+    return status, time.monotonic() - start, out
+
+
+def verdict(status, output: str) -> tuple:
+    """(outcome, detail) of a mutant's test run: killed (by which test), survived, or error (the selection
+    itself is broken: pytest's usage error or nothing collected)."""
+    if status is None:
+        return results.KILLED, f"timed out after {TEST_TIMEOUT} s (a hang)"
+    if status == 0:
+        return results.SURVIVED, ""
+    if status in (4, 5):
+        return results.ERROR, f"pytest exit status {status}: {last_line(output)}"
+    failed = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", output, re.M)
+    if failed:
+        return results.KILLED, failed.group(1)
+    crashed = re.search(r'File "[^"]*?(tests/test_\w+\.py)", line \d+ in (\w+)', output)
+    where = f" in {crashed.group(1)}::{crashed.group(2)}" if crashed else ""
+    if status < 0:
+        return results.KILLED, f"crashed (signal {-status}){where}"
+    return results.KILLED, f"pytest exit status {status}{where}"
+
+
+def last_line(text: str) -> str:
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    return lines[-1] if lines else ""
+
+
+def first_error(build_output: str) -> str:
+    m = re.search(r"^.*error:.*$", build_output, re.M)
+    return m.group(0).strip() if m else last_line(build_output)
+
+
+def union(selections):
+    return list(dict.fromkeys(s for sel in selections for s in sel))
+
+
+def header_changed(mutant, commit, rev) -> bool:
+    """Whether the mutant's header differs between `commit` and `rev` (the working tree when None)."""
+    path = f"{HEADERS}/{mutant.file}"
+    proc = subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", commit, *([rev] if rev else []), "--", path],
+                          capture_output=True)
+    return proc.returncode != 0  # 1: they differ; anything else (an unknown commit): rerun to be sure
+
+
+def stale_mutants(recorded, rev) -> list:
+    """Names of the mutants whose recorded result does not stand for their header as it is now."""
+    entries = recorded.get("mutants", {})
+    out = []
+    for m in MUTANTS:
+        entry = entries.get(m.name)
+        if m.equivalent:
+            continue
+        if not entry or entry.get("hash") != results.mutant_hash(m) or not entry.get("commit") or \
+                header_changed(m, entry["commit"], rev):
+            out.append(m.name)
+    return out
+
+
+def list_mutants() -> None:
+    for m in MUTANTS:
+        tag = " (equivalent)" if m.equivalent else ""
+        print(f"{m.name}{tag} [{m.file}]: {m.description}")
+        print(f"    tests: {' '.join(m.tests)}")
+    print(f"{len(MUTANTS)} mutants, {sum(1 for m in MUTANTS if m.equivalent)} equivalent")
+
+
+def main(argv) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutants")
+    ap.add_argument("--stale", action="store_true",
+                    help="run only the mutants without a result for their header as it is now")
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--rev", help="copy this commit instead of the working tree")
+    ap.add_argument("--workdir", type=Path, help="use and keep this directory as the copy")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary copy")
+    args = ap.parse_args(argv)
+    if args.list:
+        list_mutants()
+        return 0
+    names = [m.name for m in MUTANTS]
+    if args.stale:
+        args.only = stale_mutants(results.load(), args.rev)
+        print(f"[mutation] stale: {' '.join(args.only) or 'none'}", flush=True)
+        if not args.only:
+            return 0
+    unknown = sorted(set(args.only or ()) - set(names))
+    if unknown:
+        print(f"unknown mutants: {', '.join(unknown)} (see --list)", file=sys.stderr)
+        return 2
+    chosen = [m for m in MUTANTS if not args.only or m.name in args.only]
+    to_run = [m for m in chosen if not m.equivalent]
+
+    copy = (args.workdir or Path(tempfile.mkdtemp(prefix="dltensor-mutation-"))).resolve()
+    copy.mkdir(parents=True, exist_ok=True)
+    snapshot(copy, args.rev)
+    commit = git("rev-parse", args.rev or "HEAD").strip()
+    dirty = [] if args.rev else [l[3:] for l in git("status", "--porcelain").splitlines()]
+    print(f"[mutation] copy of {'commit ' + commit if args.rev else 'the working tree'} in {copy}", flush=True)
+    originals = {f: (copy / HEADERS / f).read_text() for f in sorted({m.file for m in MUTANTS})}
+    stale = [m.name for m in MUTANTS if originals[m.file].count(m.old) != 1]
+    if stale:
+        print(f"these mutants' `old` text does not occur exactly once in the copy's headers: {', '.join(stale)}",
+              file=sys.stderr)
+        return 2
+
+    env = {k: v for k, v in os.environ.items() if k != "DLTENSOR_SANITIZE"}
+    env["DLTENSOR_TEST_BUILD_ROOT"] = str(copy / BUILD_DIR)
+    started, clock = datetime.datetime.now().isoformat(timespec="seconds"), time.monotonic()
+    recorded = results.load()
+    try:
+        ok, seconds, out = build(copy, env)
+        if not ok:
+            print(f"[mutation] the unmutated copy does not build:\n{out[-4000:]}", file=sys.stderr)
+            return 2
+        baseline = modules_hash(copy)
+        selections = union(m.tests for m in to_run)
+        status, test_s, out = run_tests(copy, env, selections)
+        print(f"[mutation] baseline: built in {seconds:.0f} s, {last_line(out)} ({test_s:.0f} s)", flush=True)
+        if status != 0:
+            print(f"[mutation] the unmutated copy fails the selected tests:\n{out[-6000:]}", file=sys.stderr)
+            return 2
+
+        entries = recorded.setdefault("mutants", {})  # results.save() keeps this dict
+        for i, m in enumerate(to_run, 1):
+            header = copy / HEADERS / m.file
+            header.write_text(originals[m.file].replace(m.old, m.new, 1))
+            try:
+                ok, build_s, out = build(copy, env)
+                if ok:
+                    changed = modules_hash(copy) != baseline
+                    status, test_s, out = run_tests(copy, env, m.tests)
+                    outcome, detail = verdict(status, out)
+                else:
+                    changed, test_s, outcome, detail = None, 0.0, results.NO_COMPILE, first_error(out)
+            finally:
+                header.write_text(originals[m.file])
+            entries[m.name] = {"hash": results.mutant_hash(m), "file": m.file, "outcome": outcome, "detail": detail,
+                               "binary_changed": changed, "build_s": round(build_s), "test_s": round(test_s),
+                               "commit": commit}
+            note = "" if changed is not False else " [the compiled modules did not change]"
+            print(f"[{i:2}/{len(to_run)}] {m.name} ({m.file}): {outcome}{': ' + detail if detail else ''} "
+                  f"(build {build_s:.0f} s, tests {test_s:.0f} s){note}", flush=True)
+            results.save(recorded, MUTANTS)  # progress survives an interrupted run
+        for m in chosen:
+            if m.equivalent:
+                entries[m.name] = {"hash": results.mutant_hash(m), "file": m.file, "outcome": results.EQUIVALENT,
+                                   "detail": m.equivalent}
+    finally:
+        if not (args.keep or args.workdir):
+            shutil.rmtree(copy, ignore_errors=True)
+
+    run = {"started": started, "seconds": round(time.monotonic() - clock), "mutants": len(chosen),
+           "source": f"commit {commit}" if args.rev else "working tree"}
+    recorded.update(commit=commit, dirty=dirty, last_run=run)
+    if not args.only:
+        recorded["full_run"] = run
+    summary = results.save(recorded, MUTANTS)
+    counted = summary["mutants"] - summary["equivalent"]
+    print(f"[mutation] score {summary['killed']}/{counted} = {summary['score']:.1%} ({summary['equivalent']} "
+          f"equivalent, not counted); run took {run['seconds'] / 60:.0f} min")
+    for outcome in (results.SURVIVED, results.NO_COMPILE, results.ERROR, "missing"):
+        if summary["names"][outcome]:
+            print(f"[mutation] {outcome}: {', '.join(summary['names'][outcome])}")
+    return 1 if summary[results.NO_COMPILE] or summary[results.ERROR] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
