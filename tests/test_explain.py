@@ -165,6 +165,12 @@ def test_refusals_are_recorded_per_thread_and_cleared(e):
     assert explain_module.refusals() == []
 
 
+def test_converted_argument_is_explained_by_the_converted_tensors_failed_check(m, e):
+    refused(e.total, "text")  # leaves a record of another kind behind on this thread
+    text = refused(e.total, [[1.0, 2.0]])  # numpy.asarray converts it; the 2-D result is refused
+    assert "ndim 2, expected 1" in text
+
+
 def test_refusal_log_keeps_the_most_recent_refusals_oldest_first(e):
     # More refusals than the per-thread ring holds (32): the oldest are overwritten, the rest read in order.
     explain_module.refusals(clear=True)

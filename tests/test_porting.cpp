@@ -85,6 +85,9 @@ void init_porting(py::module_ &parent) {
     m.def("adopt_wrong_size", [] {
         return py::dltensor<py::numpy, float, py::ndim<2>>::adopt(std::vector<float>(5), {2, 3});
     });
+    m.def("adopt_shape_too_small", [] {
+        return py::dltensor<py::numpy, float, py::ndim<2>>::adopt(std::vector<float>(5), {2, 2});
+    });
     m.def("copy_of_wrong_ndim", [] {
         const float v[6] = {};
         return py::dltensor<py::numpy, float, py::ndim<2>>::copy_of(v, {6});

@@ -77,6 +77,8 @@ def test_adopted_container_is_freed_once_with_its_last_reference(p, maker):
 def test_factory_shape_mistakes_raise(p):
     with pytest.raises(ValueError, match="the shape holds 6 elements, the container 5"):
         p.adopt_wrong_size()
+    with pytest.raises(ValueError, match="the shape holds 4 elements, the container 5"):
+        p.adopt_shape_too_small()  # never a tensor over part of the container
     with pytest.raises(ValueError, match="does not match the annotated ndim"):
         p.copy_of_wrong_ndim()
 

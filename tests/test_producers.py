@@ -325,6 +325,31 @@ def test_return_has_the_framework_dtype_and_values(backend_module, fw, dtype, la
     assert as_lists(fw, out, dtype, m) == expected_2x3(dtype, layout)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_numpy_returns_are_the_same_array_through_numpys_c_api_and_the_public_route(backend_module, dtype, layout):
+    # With the fast paths on, NumPy returns are made through NumPy's C API (numpy_c_api.h); off, through
+    # numpy.asarray / numpy.from_dlpack: the same dtype (scalar type too), shape, strides, flags, values.
+    m = backend_module
+    try:
+        arrays = []
+        for fast in (True, False):
+            m.set_exchange_api(fast)
+            arrays.append(m.ret_numpy(dtype, layout))
+    finally:
+        m.set_exchange_api(True)
+    fast, public = arrays
+    assert fast.dtype == public.dtype
+    if dtype != "bfloat16":
+        assert fast.dtype.type is np.dtype(dtype).type  # numpy.int64, not numpy.longlong
+        if m.__name__.endswith("pybind11"):  # nanobind's own export reads 64-bit integers as numpy.longlong
+            assert public.dtype.type is np.dtype(dtype).type
+    assert (fast.shape, fast.strides) == (public.shape, public.strides)
+    for flag in ("c_contiguous", "f_contiguous", "aligned", "writeable", "owndata"):
+        assert getattr(fast.flags, flag) == getattr(public.flags, flag), flag
+    assert fast.tobytes() == public.tobytes()
+
+
 def test_consumer_errors_survive_the_capsule(backend_module):
     # NumPy refuses bfloat16 DLPack: its own error reaches the caller, not a SystemError.
     out = backend_module.ret_none("bfloat16", "C")

@@ -404,4 +404,23 @@ MUTANTS = [
            "static refusal_log log;",
            "one refusal log for all threads: a thread reads another thread's refusals",
            t(EXPLAIN, "test_refusals_are_recorded_per_thread_and_cleared")),
+
+    # ---- NumPy returns through NumPy's C API (numpy_c_api.h) ----------------------------------------------
+    Mutant("numpy_c_api_ignores_read_only", "numpy_c_api.h",
+           "read_only ? 0 : writeable",
+           "writeable",
+           "arrays made through NumPy's C API are writable even for const (read-only) returns",
+           t(EXPORT, "test_const_return_is_read_only")
+           + t(PRODUCERS, "test_numpy_returns_are_the_same_array_through_numpys_c_api_and_the_public_route")),
+    Mutant("numpy_c_api_assumes_c_order", "numpy_c_api.h",
+           "strides[i] = t.strides ? (Py_ssize_t) t.strides[i] * item : step;",
+           "strides[i] = step;",
+           "arrays made through NumPy's C API get C-order strides whatever the tensor's strides",
+           t(EXPORT, "test_strides_and_byte_offset_on_export")
+           + t(PRODUCERS, "test_numpy_returns_are_the_same_array_through_numpys_c_api_and_the_public_route")),
+    Mutant("numpy_c_api_drops_byte_offset", "numpy_c_api.h",
+           "(char *) t.data + t.byte_offset",
+           "(char *) t.data",
+           "arrays made through NumPy's C API start at data, ignoring byte_offset",
+           t(EXPORT, "test_strides_and_byte_offset_on_export")),
 ]

@@ -7,8 +7,8 @@ is never modified (only results.json is written).
 
     python tests/mutation/run.py                 every mutant (about 80 s of rebuilding each, on 2 cores)
     python tests/mutation/run.py --only A B      mutants A and B (merged into results.json)
-    python tests/mutation/run.py --stale         mutants with no result, or whose header changed since
-                                                 the commit their result was recorded at
+    python tests/mutation/run.py --stale         mutants with no result, not killed, or whose header
+                                                 changed since the commit their result was recorded at
     python tests/mutation/run.py --list          the mutants
 
 --rev REV copies that commit instead of the working tree (tracked and untracked, not ignored files);
@@ -159,7 +159,7 @@ def stale_mutants(recorded, rev) -> list:
         if m.equivalent:
             continue
         if not entry or entry.get("hash") != results.mutant_hash(m) or not entry.get("commit") or \
-                header_changed(m, entry["commit"], rev):
+                entry.get("outcome") != results.KILLED or header_changed(m, entry["commit"], rev):
             out.append(m.name)
     return out
 
@@ -176,7 +176,7 @@ def main(argv) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutants")
     ap.add_argument("--stale", action="store_true",
-                    help="run only the mutants without a result for their header as it is now")
+                    help="run only the mutants not killed, or without a result for their header as it is now")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--rev", help="copy this commit instead of the working tree")
     ap.add_argument("--workdir", type=Path, help="use and keep this directory as the copy")

@@ -16,6 +16,7 @@
 #include "exchange.h"
 #include "frameworks.h"
 #include "handle.h"
+#include "numpy_c_api.h"
 #include "strides.h"
 #include "torch.h"
 
@@ -150,8 +151,10 @@ inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexce
     const uint8_t b = t.dtype.bits;
     switch (t.dtype.code) {
         case dlpack::bool_: format = "?"; break;
-        case dlpack::int_: format = b == 8 ? "b" : b == 16 ? "h" : b == 32 ? "i" : "q"; break;
-        case dlpack::uint_: format = b == 8 ? "B" : b == 16 ? "H" : b == 32 ? "I" : "Q"; break;
+        // 64-bit: "l" where long has 64 bits, so that NumPy reads numpy.int64 (its default integer), not
+        // numpy.longlong (an equal dtype with another scalar type).
+        case dlpack::int_: format = b == 8 ? "b" : b == 16 ? "h" : b == 32 ? "i" : sizeof(long) == 8 ? "l" : "q"; break;
+        case dlpack::uint_: format = b == 8 ? "B" : b == 16 ? "H" : b == 32 ? "I" : sizeof(long) == 8 ? "L" : "Q"; break;
         case dlpack::float_: format = b == 16 ? "e" : b == 32 ? "f" : "d"; break;
         case dlpack::complex_: format = b == 64 ? "Zf" : "Zd"; break;
         default: break;
@@ -289,9 +292,19 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
     }
     switch (framework) {
         case fw_numpy: {
+            // NumPy's C API where it can describe the tensor (a `dltensor.Tensor` as the array's base);
+            // else numpy.asarray over the buffer protocol (CPU), or numpy.from_dlpack.
+            if (exchange_api_enabled()) {
+                const numpy_c_api &np = numpy_c_api::get();
+                if (np.can_describe(t)) {
+                    PyObject *base = make_exported(h);
+                    if (!base) return nullptr;
+                    PyObject *arr = np.array_over(t, h->read_only(), base);
+                    return copy ? np.copy_of(arr) : arr;
+                }
+            }
             PyObject *obj = make_exported(h);
             if (!obj) return nullptr;
-            // CPU: numpy.asarray reads the buffer protocol (cheaper); else numpy.from_dlpack.
             static PyObject *asarray = nullptr, *from_dlpack = nullptr;
             if (!asarray) {
                 PyObject *np = PyImport_ImportModule("numpy");

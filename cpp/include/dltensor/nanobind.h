@@ -37,6 +37,7 @@
 #include "exchange.h"
 #include "frameworks.h"
 #include "import.h"
+#include "numpy_c_api.h"
 #include "refusal.h"
 #include "refusal_log.h"
 #include "requirements.h"
@@ -427,6 +428,19 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         return handle();
     }
 
+    /// A capsule (new reference) holding a reference to `tensor`'s nanobind handle, released when the
+    /// capsule is freed; NULL with an error set.
+    static PyObject *handle_owner(const Value &tensor) noexcept {
+        static constexpr const char *name = "dltensor.nanobind_handle";
+        auto *keep = new (std::nothrow) ndarray<>(tensor.handle());
+        if (!keep) return PyErr_NoMemory();
+        PyObject *capsule = PyCapsule_New(keep, name, [](PyObject *self) {
+            delete static_cast<ndarray<> *>(PyCapsule_GetPointer(self, name));
+        });
+        if (!capsule) delete keep;
+        return capsule;
+    }
+
     /// The address of `tensor`'s first element.
     static void *first_element(const Value &tensor) noexcept {
         return (uint8_t *) tensor.data_handle() + tensor.byte_offset();
@@ -463,6 +477,18 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
             if (tensor.is_valid() && tensor.dtype() == nanobind::dtype<dlt::bfloat16>())
                 return dlt::numpy_bfloat16_view(export_view_of(tensor, policy, cleanup, first_element(tensor),
                                                                tensor.stride_ptr(), nanobind::dtype<uint16_t>()).ptr());
+        }
+        if constexpr (std::is_same_v<Framework, numpy>) {
+            // NumPy's C API where nanobind's export would not copy: an array whose base is a capsule
+            // holding the tensor's nanobind handle.
+            if (exports_view(tensor, policy) && dlt::exchange_api_enabled()) {
+                const dlt::dlpack::Tensor t = dltensor_view_of(tensor);
+                const dlt::numpy_c_api &np = dlt::numpy_c_api::get();
+                if (np.can_describe(t)) {
+                    PyObject *base = handle_owner(tensor);
+                    return base ? np.array_over(t, Value::ReadOnly, base) : nullptr;
+                }
+            }
         }
         if constexpr (std::is_same_v<Framework, jax> || std::is_same_v<Framework, tensorflow>) {
             // Immutable frameworks: a C-ordered NumPy copy where they cannot adopt the memory (frameworks.h),

@@ -1,0 +1,140 @@
+// dltensor/numpy_c_api.h: NumPy arrays over a tensor's memory, made through NumPy's C API (the function
+// table NumPy publishes as `_ARRAY_API`), as pybind11's `array_t` makes them: no Python-level call, no
+// buffer-protocol round trip. Looked up at first use without NumPy's headers (dltensor builds without
+// them); a NumPy without the table, of another major version, or a tensor it cannot describe (bfloat16,
+// other devices) takes the public route (`numpy.asarray` / `numpy.from_dlpack`) instead.
+// Written against the CPython C API only, so every backend shares it.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "dlpack.h"
+
+namespace dlt {
+
+/// The few entries of NumPy's C API table that returns need; `array_type` is NULL when NumPy (1.x or 2.x)
+/// or its table is unavailable.
+struct numpy_c_api {
+    // Slots of `_ARRAY_API`, the same in NumPy 1.x and 2.x.
+    static constexpr int slot_array_type = 2, slot_descr_from_type = 45, slot_new_copy = 85,
+                         slot_new_from_descr = 94, slot_feature_version = 211, slot_set_base_object = 282;
+    static constexpr int writeable = 0x0400;  ///< NPY_ARRAY_WRITEABLE
+    static constexpr int c_order = 0;         ///< NPY_CORDER
+
+    PyTypeObject *array_type = nullptr;                 ///< `PyArray_Type`
+    PyObject *(*descr_from_type)(int) = nullptr;        ///< `PyArray_DescrFromType`: new reference
+    PyObject *(*new_copy)(PyObject *, int) = nullptr;   ///< `PyArray_NewCopy(array, order)`
+    /// `PyArray_NewFromDescr(type, descr, nd, dims, byte strides, data, flags, obj)`: steals `descr`.
+    PyObject *(*new_from_descr)(PyTypeObject *, PyObject *, int, const Py_ssize_t *, const Py_ssize_t *, void *,
+                                int, PyObject *) = nullptr;
+    int (*set_base_object)(PyObject *, PyObject *) = nullptr;  ///< `PyArray_SetBaseObject`: steals the base
+
+    /// The table, looked up once per process (needs the GIL; threads that race both look it up, one
+    /// result is kept).
+    static const numpy_c_api &get() noexcept {
+        static std::atomic<const numpy_c_api *> found{nullptr};
+        const numpy_c_api *api = found.load(std::memory_order_acquire);
+        if (api) return *api;
+        static const numpy_c_api none;
+        const numpy_c_api *fresh = new (std::nothrow) numpy_c_api(lookup());
+        if (!fresh) return none;
+        if (!found.compare_exchange_strong(api, fresh, std::memory_order_acq_rel)) {
+            delete fresh;  // another thread's lookup won
+            return *api;
+        }
+        return *fresh;
+    }
+
+    /// NumPy's type number for `dtype` (native byte order), or -1 when NumPy has none (bfloat16, float8,
+    /// lanes): such tensors take the public route.
+    static int type_number(dlpack::DataType dtype) noexcept {
+        if (dtype.lanes != 1) return -1;
+        const bool long64 = sizeof(long) == 8;
+        switch (dtype.code) {
+            case dlpack::bool_: return dtype.bits == 8 ? 0 : -1;                       // NPY_BOOL
+            case dlpack::int_:
+                return dtype.bits == 8 ? 1 : dtype.bits == 16 ? 3 : dtype.bits == 32 ? 5   // BYTE, SHORT, INT
+                     : dtype.bits == 64 ? (long64 ? 7 : 9) : -1;                      // LONG or LONGLONG
+            case dlpack::uint_:
+                return dtype.bits == 8 ? 2 : dtype.bits == 16 ? 4 : dtype.bits == 32 ? 6   // UBYTE, USHORT, UINT
+                     : dtype.bits == 64 ? (long64 ? 8 : 10) : -1;                     // ULONG or ULONGLONG
+            case dlpack::float_:
+                return dtype.bits == 16 ? 23 : dtype.bits == 32 ? 11 : dtype.bits == 64 ? 12 : -1;  // HALF, FLOAT, DOUBLE
+            case dlpack::complex_: return dtype.bits == 64 ? 14 : dtype.bits == 128 ? 15 : -1;  // CFLOAT, CDOUBLE
+            default: return -1;
+        }
+    }
+
+    /// Whether `array_over` can make an array for `t`: the table was found, a CPU tensor, a NumPy dtype.
+    bool can_describe(const dlpack::Tensor &t) const noexcept {
+        return array_type && t.device.device_type == dlpack::cpu && t.ndim <= dlpack::max_ndim &&
+               type_number(t.dtype) >= 0;
+    }
+
+    /// A new `numpy.ndarray` over the memory of `t` (which `can_describe`), writable unless `read_only`,
+    /// whose base is `base` (stolen, also on failure): the object that keeps the memory alive. NULL with
+    /// an error set on failure.
+    PyObject *array_over(const dlpack::Tensor &t, bool read_only, PyObject *base) const noexcept {
+        Py_ssize_t dims[dlpack::max_ndim], strides[dlpack::max_ndim];
+        const Py_ssize_t item = (Py_ssize_t) (t.dtype.bits / 8);
+        Py_ssize_t step = item;
+        for (int32_t i = t.ndim; i-- > 0;) {
+            dims[i] = (Py_ssize_t) t.shape[i];
+            strides[i] = t.strides ? (Py_ssize_t) t.strides[i] * item : step;
+            step *= dims[i];
+        }
+        PyObject *descr = descr_from_type(type_number(t.dtype));
+        if (!descr) { Py_DECREF(base); return nullptr; }
+        PyObject *arr = new_from_descr(array_type, descr, (int) t.ndim, dims, strides,
+                                       (char *) t.data + t.byte_offset, read_only ? 0 : writeable, nullptr);
+        if (!arr) { Py_DECREF(base); return nullptr; }
+        if (set_base_object(arr, base) != 0) { Py_DECREF(arr); return nullptr; }
+        return arr;
+    }
+
+    /// A C-ordered copy of `array` (stolen). NULL with an error set on failure.
+    PyObject *copy_of(PyObject *array) const noexcept {
+        if (!array) return nullptr;
+        PyObject *out = new_copy(array, c_order);
+        Py_DECREF(array);
+        return out;
+    }
+
+private:
+    static numpy_c_api lookup() noexcept {
+        numpy_c_api r;
+        PyObject *version = nullptr, *mod = PyImport_ImportModule("numpy");
+        if (mod) version = PyObject_GetAttrString(mod, "__version__");
+        const char *v = version && PyUnicode_Check(version) ? PyUnicode_AsUTF8(version) : nullptr;
+        const int major = v ? std::atoi(v) : 0;
+        Py_XDECREF(version);
+        Py_XDECREF(mod);
+        PyObject *umath = nullptr;
+        if (major == 1 || major == 2)
+            umath = PyImport_ImportModule(major == 2 ? "numpy._core._multiarray_umath" : "numpy.core._multiarray_umath");
+        PyObject *table = umath ? PyObject_GetAttrString(umath, "_ARRAY_API") : nullptr;
+        void **api = table && PyCapsule_CheckExact(table)
+                         ? static_cast<void **>(PyCapsule_GetPointer(table, PyCapsule_GetName(table)))
+                         : nullptr;
+        if (api && reinterpret_cast<unsigned (*)()>(api[slot_feature_version])() >= 7) {  // NumPy >= 1.7
+            r.array_type = static_cast<PyTypeObject *>(api[slot_array_type]);
+            r.descr_from_type = reinterpret_cast<decltype(r.descr_from_type)>(api[slot_descr_from_type]);
+            r.new_copy = reinterpret_cast<decltype(r.new_copy)>(api[slot_new_copy]);
+            r.new_from_descr = reinterpret_cast<decltype(r.new_from_descr)>(api[slot_new_from_descr]);
+            r.set_base_object = reinterpret_cast<decltype(r.set_base_object)>(api[slot_set_base_object]);
+        }
+        Py_XDECREF(table);  // the table lives as long as NumPy's extension module, which is never unloaded
+        Py_XDECREF(umath);
+        PyErr_Clear();
+        return r;
+    }
+};
+
+} // namespace dlt
