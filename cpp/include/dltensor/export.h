@@ -292,12 +292,15 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
     }
     switch (framework) {
         case fw_numpy: {
-            // NumPy's C API where it can describe the tensor (a `dltensor.Tensor` as the array's base);
-            // else numpy.asarray over the buffer protocol (CPU), or numpy.from_dlpack.
+            // NumPy's C API where it can describe the tensor; the array's base is the tensor's owner (NumPy
+            // copies shape and strides; the owner keeps the memory alive), or a `dltensor.Tensor` when it
+            // has none. Else numpy.asarray over the buffer protocol (CPU), or numpy.from_dlpack.
             if (exchange_api_enabled()) {
                 const numpy_c_api &np = numpy_c_api::get();
                 if (np.can_describe(t)) {
-                    PyObject *base = make_exported(h);
+                    PyObject *base = h->owner();
+                    if (base) Py_INCREF(base);
+                    else base = make_exported(h);
                     if (!base) return nullptr;
                     PyObject *arr = np.array_over(t, h->read_only(), base);
                     return copy ? np.copy_of(arr) : arr;
