@@ -62,7 +62,10 @@ void init_export(py::module_ &m) {
     m.def("ownerless_numpy", [] {
         // No owner: the automatic policy must copy (the data is a temporary).
         float tmp[3] = {7, 8, 9};
-        return py::dltensor<py::numpy, float, py::ndim<1>>(tmp, {3}, py::handle()).cast();
+        auto result = py::dltensor<py::numpy, float, py::ndim<1>>(tmp, {3}, py::handle()).cast();
+        volatile float *clobber = tmp;  // volatile: the stores stay although tmp dies next
+        for (int i = 0; i < 3; ++i) clobber[i] = -1;  // a view instead of a copy would now read -1
+        return result;
     });
     m.def("identity", [](py::dltensor<py::ro> x) { return x; });
     m.def("identity_numpy", [](py::dltensor<py::numpy, py::ro> x) { return x; });

@@ -23,9 +23,6 @@ void init_ndarray_compat(py::module_ &m) {
         return o;
     });
     m.def("is_array_like", [](py::handle h) { return py::ndarray_check(h); });
-    m.def("read_only_constant", [] {
-        return py::dltensor<const float>::ReadOnly && !py::dltensor<float>::ReadOnly;
-    });
     m.def("roundtrip_through_ndarray", [](py::dltensor<py::ro> x) {
         py::ndarray<py::ro> plain(x);               // a dltensor is an nb::ndarray
         py::dltensor<py::numpy, py::ro> back(plain); // and converts back, sharing the handle

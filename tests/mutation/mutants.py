@@ -388,7 +388,10 @@ MUTANTS = [
            "    r.tensor_known = true;\n    r.why = why;",
            "    r.tensor_known = true;",
            "the refused tensor's facts are recorded but not which check failed: the explanation names a stale kind",
-           t(EXPLAIN, "test_refusal_is_explained")),
+           t(EXPLAIN, "test_refusal_is_explained", "test_converted_argument_is_explained_by_the_converted_tensors_failed_check"),
+           equivalent="every route that notes a refused tensor returns its mismatch to import_tensor, whose "
+                      "detail::refuse() records the kind again (also for the converted array of a list): the "
+                      "kind written here is always overwritten before anyone reads it"),
     Mutant("refusal_ring_read_from_slot_0", "refusal_log.h",
            "const unsigned first = (log.next + refusal_log::capacity - log.count) % refusal_log::capacity;",
            "const unsigned first = 0;",
