@@ -12,10 +12,10 @@
 #include <Python.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <new>
 
 #include "dlpack.h"
+#include "frameworks.h"
 
 namespace dlt {
 
@@ -110,12 +110,7 @@ struct numpy_c_api {
 private:
     static numpy_c_api lookup() noexcept {
         numpy_c_api r;
-        PyObject *version = nullptr, *mod = PyImport_ImportModule("numpy");
-        if (mod) version = PyObject_GetAttrString(mod, "__version__");
-        const char *v = version && PyUnicode_Check(version) ? PyUnicode_AsUTF8(version) : nullptr;
-        const int major = v ? std::atoi(v) : 0;
-        Py_XDECREF(version);
-        Py_XDECREF(mod);
+        const int major = numpy_arrays::get().major;  // 0 unless NumPy 1.x or 2.x is importable
         PyObject *umath = nullptr;
         if (major == 1 || major == 2)
             umath = PyImport_ImportModule(major == 2 ? "numpy._core._multiarray_umath" : "numpy.core._multiarray_umath");
