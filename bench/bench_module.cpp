@@ -2,6 +2,7 @@
 // floor; nanobind's nb::ndarray; py::dltensor), so that per-call costs compare side by side.
 #include <dltensor/nanobind.h>
 
+#include <complex>
 #include <string>
 
 namespace nb = nanobind;
@@ -66,4 +67,10 @@ NB_MODULE(dltensor_bench, m) {
     def_return<py::dltensor, py::numpy>(m, "dltensor_ret_numpy");
     def_return<py::dltensor, py::pytorch>(m, "dltensor_ret_pytorch");
     def_return<py::dltensor, py::jax>(m, "dltensor_ret_jax");
+    // PyTorch's negative/conjugate bits from the key set (torch_key_set.h) or from is_neg()/is_conj().
+    m.def("set_torch_key_set", [](bool on) { dlt::torch_key_set_enabled() = on; });
+    // The imaginary part of a complex64 vector's first element, as its logical value.
+    m.def("dltensor_imag0", [](py::dltensor<const std::complex<float>, py::ndim<1>> a) {
+        return a.size() ? a.data()[0].imag() : 0.f;
+    });
 }

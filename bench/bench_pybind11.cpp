@@ -71,4 +71,5 @@ PYBIND11_MODULE(dltensor_bench_pybind11, m) {
     def_return<py::numpy>(m, "dltensor_ret_numpy");
     def_return<py::pytorch>(m, "dltensor_ret_pytorch");
     def_return<py::jax>(m, "dltensor_ret_jax");
+    m.def("set_torch_key_set", [](bool on) { dlt::torch_key_set_enabled() = on; });
 }

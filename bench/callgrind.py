@@ -4,10 +4,14 @@ difference of the two totals divided by N2 - N1 is its cost per call (imports an
 
     python bench/callgrind.py            # prints the table and writes bench/results/callgrind.md
     python bench/callgrind.py return     # only the rows whose text contains "return" (prints only)
+    python bench/callgrind.py --steps    # where one argument's instructions go, step by step: writes
+                                         # bench/results/callgrind_steps.md
 
-Needs valgrind and the bench modules (python bench/run.py builds them into bench/.build).
+Needs valgrind and the bench modules (python bench/run.py builds them into bench/.build; --steps builds
+a copy with symbols, -O3 -g, into bench/.build-symbols).
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -24,6 +28,7 @@ CASES = [
      "dltensor_overloaded", "np.ones(16, np.float32)"),
     ("pytorch, 1 argument", "dltensor_bench", "nb::ndarray", "nanobind_1", "dltensor_1", "torch.ones(16)"),
     ("numpy, return 16 floats", "dltensor_bench", "nb::ndarray", "nanobind_ret_numpy", "dltensor_ret_numpy", "16"),
+    ("pytorch, return 16 floats", "dltensor_bench", "nb::ndarray", "nanobind_ret_pytorch", "dltensor_ret_pytorch", "16"),
     ("numpy, return 16 floats (pybind11 backend)", "dltensor_bench_pybind11", "py::array_t", "array_t_ret_numpy",
      "dltensor_ret_numpy", "16"),
 ]
@@ -41,27 +46,128 @@ for _ in range({n}):
 """
 
 
-def instructions(module, function, arg, n):
+def callgrind(module, function, arg, n, build, inclusive_by_function=False):
+    """Runs `function(arg)` n times under callgrind: the total instruction count, and with
+    `inclusive_by_function` also {"file:function [object]": inclusive instructions}."""
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "call.py"
         imports = "import torch" if "torch." in arg else ""  # PyTorch's import is slow under valgrind
-        script.write_text(SCRIPT.format(build=str(HERE / ".build"), imports=imports, module=module,
+        script.write_text(SCRIPT.format(build=str(build), imports=imports, module=module,
                                         function=function, arg=arg, n=n))
         # The same dict layouts in every process, and no BLAS worker threads (their spinning counts too).
         env = {**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out", sys.executable,
                                str(script)], capture_output=True, text=True, env=env)
-    for line in proc.stderr.splitlines():
-        if "Collected :" in line:
-            return int(line.split()[-1])
-    raise RuntimeError(proc.stderr[-2000:])
+        total = next((int(line.split()[-1]) for line in proc.stderr.splitlines() if "Collected :" in line), None)
+        if total is None:
+            raise RuntimeError(proc.stderr[-2000:])
+        if not inclusive_by_function:
+            return total, {}
+        text = subprocess.run(["callgrind_annotate", "--auto=no", "--inclusive=yes", "--threshold=100",
+                               f"{tmp}/out"], capture_output=True, text=True, check=True).stdout
+    functions = {}
+    for line in text.split("file:function", 1)[1].splitlines():
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+(.*)$", line)
+        if m:
+            functions[m.group(2)] = functions.get(m.group(2), 0) + int(m.group(1).replace(",", ""))
+    return total, functions
+
+
+def instructions(module, function, arg, n):
+    return callgrind(module, function, arg, n, HERE / ".build")[0]
 
 
 def per_call(module, function, arg):
     return (instructions(module, function, arg, N2) - instructions(module, function, arg, N1)) / (N2 - N1)
 
 
+# One argument's path, step by step: (step, how it is found). A step is a function's inclusive count
+# (the largest over callgrind's entries naming it: inlined parts appear under their own source files), or a
+# difference of two steps; every figure is per call, from the difference of an N1- and an N2-call run.
+STEP_FUNCTIONS = {
+    "call": ["nanobind::detail::nb_func_vectorcall", "pybind11::cpp_function::dispatcher("],
+    "caster": ["::from_python(", "::load(pybind11::handle, bool)"],
+    "import": ["dlt::import_tensor("],
+    "view": ["TorchDLPackExchangeAPI::DLTensorFromPyObjectNoSync", "dlt::numpy_arrays::view("],
+    "pytorch checks": ["dlt::torch_precheck("],
+    "annotation checks": ["dlt::detail::check_noting(", "dlt::validate("],
+}
+STEP_CASES = [
+    ("pytorch, 1 argument", "dltensor_bench", "torch.ones(16)"),
+    ("pytorch, 1 argument", "dltensor_bench_pybind11", "torch.ones(16)"),
+    ("numpy, 1 argument", "dltensor_bench", "np.ones(16, np.float32)"),
+    ("numpy, 1 argument", "dltensor_bench_pybind11", "np.ones(16, np.float32)"),
+]
+
+
+def step_costs(module, arg, build):
+    (t1, f1), (t2, f2) = (callgrind(module, "dltensor_1", arg, n, build, True) for n in (N1, N2))
+    per_call = {k: (f2.get(k, 0) - f1.get(k, 0)) / (N2 - N1) for k in f2}
+
+    def cost(step):
+        if step == "annotation checks":  # two functions, neither calls the other
+            return sum(max((v for k, v in per_call.items() if p in k), default=0) for p in STEP_FUNCTIONS[step])
+        # "caster" and "call" are the py::dltensor caster's and the dispatcher of our module only.
+        return max((v for k, v in per_call.items() if any(p in k for p in STEP_FUNCTIONS[step])
+                    and (step not in ("caster", "call") or ("dltensor" in k and "libtorch" not in k))), default=0)
+    c = {step: cost(step) for step in STEP_FUNCTIONS}
+    c["total"] = (t2 - t1) / (N2 - N1)
+    return c
+
+
+def steps():
+    import importlib
+    build = HERE / ".build-symbols"
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from cmake_build import cmake_build
+    cmake_build(HERE, build, ["-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O3 -g -DNDEBUG"])
+    lines = ["Where one argument's instructions go (callgrind; `python bench/callgrind.py --steps`): "
+             "`dltensor_1(x)` (a `py::dltensor<const float, py::ndim<1>, py::c_contig>` parameter, the first "
+             "element returned as a float) built with symbols (-O3 -g). Each figure is instructions per call: "
+             "a function's inclusive count from the difference of a "
+             f"{N1}- and a {N2}-call run, or a difference of two rows (marked). *view*: PyTorch's exchange API "
+             "(`DLTensorFromPyObjectNoSync`, PyTorch's own cost) or dltensor's NumPy view (0 where inlined "
+             "into the route); *checks*: PyTorch's negative/conjugate bits and requires_grad (torch.h, "
+             "torch_key_set.h) and the annotations' dtype/shape/order/device checks; *handle*: what the "
+             "backend builds around the view (nanobind: `nb::ndarray`'s handle; pybind11: dltensor's "
+             "`tensor_handle`); *after the caster*: the function body, dropping the tensor (release) and "
+             "returning the float.", "",
+             "| step | " + " | ".join(f"{row} ({'nanobind' if module == 'dltensor_bench' else 'pybind11'})"
+                                   for row, module, _ in STEP_CASES) + " |",
+             "|---|" + "---:|" * len(STEP_CASES)]
+    cols = []
+    for row, module, arg in STEP_CASES:
+        print(f"[callgrind] {row}, {module} ...", file=sys.stderr, flush=True)
+        cols.append(step_costs(module, arg, build))
+    rows = [
+        ("whole loop iteration (interpreter + call)", lambda c: c["total"]),
+        ("binding's call (dispatcher)", lambda c: c["call"]),
+        ("- caster: import + handle", lambda c: c["caster"]),
+        ("-- import (dltensor)", lambda c: c["import"]),
+        ("--- view", lambda c: c["view"]),
+        ("--- checks: PyTorch's bits, requires_grad", lambda c: c["pytorch checks"]),
+        ("--- checks: annotations", lambda c: c["annotation checks"]),
+        ("--- route: producer lookup, owner (import - view - checks)",
+         lambda c: c["import"] - c["view"] - c["pytorch checks"] - c["annotation checks"]),
+        ("-- handle (caster - import)", lambda c: c["caster"] - c["import"]),
+        ("- after the caster: body, release, return (call - caster)", lambda c: c["call"] - c["caster"]),
+    ]
+    for name, f in rows:
+        cells = []
+        for (case, _, _), c in zip(STEP_CASES, cols):
+            if "PyTorch" in name and not case.startswith("pytorch"):
+                cells.append("n/a")  # only PyTorch tensors are asked
+            else:
+                cells.append(f"{f(c):,.0f}" if f(c) else "inlined (in the route)")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n"
+    (HERE / "results" / "callgrind_steps.md").write_text(text)
+    print(text)
+
+
 def main():
+    if sys.argv[1:] == ["--steps"]:
+        return steps()
     only = sys.argv[1:]  # rows whose text contains one of these words (default: all)
     lines = ["Instructions per call (callgrind; `python bench/callgrind.py`): py::dltensor against the anchor "
              "(`nb::ndarray` or `py::array_t`) built into the same module. Lower is better.", "",

@@ -33,6 +33,7 @@ using tvm::ffi::TensorView;
 float tvm_floor_0() { return 0.f; }
 float tvm_1(TensorView a) { return a.numel() ? static_cast<const float *>(a.data_ptr())[0] : 0.f; }
 float tvm_3(TensorView a, TensorView b, TensorView c) { return tvm_1(a) + tvm_1(b) + tvm_1(c); }
+float tvm_imag0(TensorView a) { return a.numel() ? static_cast<const float *>(a.data_ptr())[1] : 0.f; }
 """
 
 
@@ -61,7 +62,7 @@ def load_modules():
         start = time.monotonic()
         progress("[bench] building the apache-tvm-ffi module (cached after the first run) ...")
         tvm = tvm_ffi.cpp.load_inline("dltensor_bench_tvm", cpp_sources=TVM_SOURCE,
-                                      functions=["tvm_floor_0", "tvm_1", "tvm_3"],
+                                      functions=["tvm_floor_0", "tvm_1", "tvm_3", "tvm_imag0"],
                                       build_directory=str(HERE / ".build" / "tvm"))
         progress(f"[bench] built in {time.monotonic() - start:.0f} s")
     except Exception as e:  # not installed, or it cannot build here
@@ -93,7 +94,7 @@ def frameworks():
     return out
 
 
-COLUMNS = ["floor", "nb::ndarray", "py::dltensor", "pybind11 floor", "py::array_t", "pybind11 __dlpack__",
+COLUMNS = ["floor", "nb::ndarray", "py::dltensor", "py::dltensor, key set off", "pybind11 floor", "py::array_t", "pybind11 __dlpack__",
            "py::dltensor (pybind11)", "tvm-ffi floor", "tvm-ffi"]
 
 
@@ -148,6 +149,10 @@ def measure(nb, pb, tvm, number, repeat):
             if not cuda:  # the nanobind/pybind11 bench functions read the first element on the CPU
                 row["nb::ndarray"] = per_call_ns(f"nb.nanobind_{n}({call})", env, number, repeat)
                 row["py::dltensor"] = per_call_ns(f"nb.dltensor_{n}({call})", env, number, repeat)
+                if fw == "pytorch":  # the negative bit asked of is_neg() (torch_key_set.h off)
+                    nb.set_torch_key_set(False)
+                    row["py::dltensor, key set off"] = per_call_ns(f"nb.dltensor_{n}({call})", env, number, repeat)
+                    nb.set_torch_key_set(True)
             else:
                 row["nb::ndarray"] = per_call_ns(f"nb.nanobind_any_{n}({call})", env, number, repeat)
                 row["py::dltensor"] = per_call_ns(f"nb.dltensor_any_{n}({call})", env, number, repeat)
@@ -199,7 +204,63 @@ LEGEND = ("*vs X*: X's time divided by py::dltensor's (above 1x: py::dltensor is
           "`py::array_t` the pybind11 backend is compared, the others against the nanobind backend. "
           "*floor*: the same call into an empty function of the same binding library that takes the "
           "arguments as plain objects (returns: no argument, returning a float), i.e. the cost of the "
-          "call before any tensor work; *py::dltensor / floor* is the whole call in units of that.")
+          "call before any tensor work; *py::dltensor / floor* is the whole call in units of that. "
+          "*py::dltensor, key set off*: the same call with PyTorch's negative bit asked of `is_neg()` "
+          "instead of read from the tensor's calibrated key set (`DLTENSOR_TORCH_KEY_SET=0`).")
+
+
+# Issue 14's speed goals, each a ratio of two cells of one row: (goal, row, numerator, denominator,
+# comparison, target). ">=": the anchor's time over py::dltensor's (a speedup); "<=": py::dltensor's time
+# over the anchor's.
+GOALS = [
+    ("PyTorch, 1 argument: >= 12x faster than nb::ndarray", "pytorch: 1 argument", "nb::ndarray",
+     "py::dltensor", ">=", 12.0),
+    ("PyTorch, 3 arguments: >= 12x faster than nb::ndarray", "pytorch: 3 arguments", "nb::ndarray",
+     "py::dltensor", ">=", 12.0),
+    ("PyTorch, 3 arguments: <= 1.1x apache-tvm-ffi's time", "pytorch: 3 arguments", "py::dltensor",
+     "tvm-ffi", "<=", 1.1),
+    ("PyTorch, 3 arguments, pybind11 backend: <= 0.8x apache-tvm-ffi's time", "pytorch: 3 arguments",
+     "py::dltensor (pybind11)", "tvm-ffi", "<=", 0.8),
+    ("NumPy, 1 argument: >= 1.0x nb::ndarray", "numpy: 1 argument", "nb::ndarray", "py::dltensor", ">=", 1.0),
+    ("NumPy, 3 arguments: >= 1.0x nb::ndarray", "numpy: 3 arguments", "nb::ndarray", "py::dltensor", ">=", 1.0),
+    ("NumPy return: >= 2x faster than nb::ndarray", "numpy: return", "nb::ndarray", "py::dltensor", ">=", 2.0),
+    ("NumPy return, pybind11 backend: <= 1.1x py::array_t's time", "numpy: return", "py::dltensor (pybind11)",
+     "py::array_t", "<=", 1.1),
+    ("PyTorch return: >= 3x faster than nb::ndarray", "pytorch: return", "nb::ndarray", "py::dltensor", ">=", 3.0),
+    ("JAX, 1 argument: >= 4x faster than nb::ndarray", "jax: 1 argument", "nb::ndarray", "py::dltensor", ">=", 4.0),
+    ("JAX, 3 arguments: >= 4x faster than nb::ndarray", "jax: 3 arguments", "nb::ndarray", "py::dltensor", ">=", 4.0),
+]
+
+
+def goals_markdown(rows):
+    """The goals table: each goal's measured ratio from this run's rows, and whether it is met."""
+    by_case = dict(rows)
+    lines = ["Speed goals (issue 14), measured in this run:", "",
+             "| goal | measured | met |", "|---|---:|---|"]
+    for goal, case, num, den, cmp, target in GOALS:
+        r = by_case.get(case, {})
+        if num not in r or den not in r:
+            lines.append(f"| {goal} | not measured here | |")
+            continue
+        ratio = r[num] / r[den]
+        met = ratio >= target if cmp == ">=" else ratio <= target
+        lines.append(f"| {goal} | {ratio:.2f}x | {'yes' if met else 'no'} |")
+    return "\n".join(lines)
+
+
+def conjugate_note(nb, tvm):
+    """What each binding reads from a conjugate view: PyTorch's answer, py::dltensor's, apache-tvm-ffi's."""
+    try:
+        import torch
+    except ImportError:
+        return ""
+    x = torch.tensor([1 + 2j], dtype=torch.complex64).conj()
+    ours = nb.dltensor_imag0(x)
+    theirs = f"{tvm.tvm_imag0(x):+.1f}" if tvm is not None else "not measured (not installed)"
+    return (f"Correctness differs where time is compared: the imaginary part of `torch.tensor([1+2j]).conj()` "
+            f"is {x.imag.item():+.1f} in PyTorch; py::dltensor reads {ours:+.1f} (it asks for the conjugate "
+            f"and negative bits of every PyTorch argument); apache-tvm-ffi reads {theirs} (it reads the memory "
+            f"without checking the bits).")
 
 
 def markdown(rows, header):
@@ -263,6 +324,10 @@ def main(argv=None):
     rows = measure(nb, pb, tvm, number, repeat)
     table = markdown(rows, f"Per-call cost in ns, median of {repeat} x {number} calls "
                            f"({'quick' if args.quick else 'full'} run).")
+    table += "\n\n" + goals_markdown(rows)
+    note = conjugate_note(nb, tvm)
+    if note:
+        table += "\n\n" + note
     print(table)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

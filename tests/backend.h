@@ -65,6 +65,7 @@ void init_producer(py::module_ &m);
 void init_ndarray_compat(py::module_ &m);  // nanobind only: py::dltensor is an nb::ndarray there
 #endif
 void init_torch(py::module_ &m);
+void init_torch_key_set(py::module_ &m);
 void init_properties(py::module_ &m);
 void init_producers(py::module_ &m);
 void init_identity(py::module_ &m);

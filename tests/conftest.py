@@ -5,6 +5,7 @@ would) into ``tests/.build/<backend>``; rebuilds are incremental. Every test tak
 ``m`` fixture, parametrized by backend, so the same tests run once per backend.
 """
 import importlib
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -60,13 +61,41 @@ def backend_module(request):
 
 
 # Import paths for producers that publish the DLPack C exchange API (PyTorch): every test runs through
-# the fast path and through __dlpack__, and must see the same results.
-PATHS = ["exchange", "dlpack"]
+# the fast path and through __dlpack__, and must see the same results. Tests of PyTorch tensors also run
+# through the fast path with the calibrated key-set read off (torch_key_set.h): the negative and
+# conjugate bits then come from `is_neg()` / `is_conj()`, and the results must be the same again.
+PATHS = ["exchange", "exchange-queries", "dlpack"]
+
+
+def route(module, path):
+    """Routes `module`'s imports through `path` (one of PATHS; None: the default, the fast path)."""
+    module.set_exchange_api(path != "dlpack")
+    module.torch_key_set.set_enabled(path != "exchange-queries")
 
 
 @pytest.fixture(params=PATHS)
 def m(backend_module, request):
     """The C++ test module, routed through one import path for the duration of a test."""
-    backend_module.set_exchange_api(request.param == "exchange")
+    route(backend_module, request.param)
     yield backend_module
-    backend_module.set_exchange_api(True)
+    route(backend_module, None)
+
+
+def _about_pytorch(item) -> bool:
+    """A test whose id or function names PyTorch."""
+    if "torch" in item.nodeid.lower():
+        return True
+    try:
+        return "torch" in inspect.getsource(item.function)
+    except (OSError, TypeError):
+        return True
+
+
+def pytest_collection_modifyitems(config, items):
+    # The `exchange-queries` path changes nothing for tensors of other producers: run it for PyTorch tests.
+    dropped = [item for item in items if getattr(item, "callspec", None) is not None
+               and item.callspec.params.get("m") == "exchange-queries" and not _about_pytorch(item)]
+    if dropped:
+        ids = {id(item) for item in dropped}
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if id(item) not in ids]

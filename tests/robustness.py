@@ -59,8 +59,12 @@ class Suite:
     """The collected suite: counts and the test modules' constants."""
 
     def __init__(self, items):
-        self.tests = [Collected(i) for i in items]
-        self.modules = {t.file: t.item.module for t in self.tests}
+        self.all = [Collected(i) for i in items]
+        # PyTorch tests run once more through the fast path with the key-set read off (conftest.py's
+        # `exchange-queries` path); the matrices below count the other runs, key_set_off() counts these.
+        self.key_set_off = [t for t in self.all if t.params.get("m") == "exchange-queries"]
+        self.tests = [t for t in self.all if t.params.get("m") != "exchange-queries"]
+        self.modules = {t.file: t.item.module for t in self.all}
 
     def module(self, file):
         return self.modules[file]
@@ -315,6 +319,18 @@ def torch_specials(s):
     return f"PyTorch specials (`{f}`)", what, hold, f"{s.count(f):,}"
 
 
+def key_set(s):
+    f = "tests/test_torch_key_set.py"
+    what = ("PyTorch's negative/conjugate bits read from the tensor's calibrated key set (`torch_key_set.h`): "
+            f"the read itself ({s.count(f):,} tests: calibration, agreement with `is_neg()` / `is_conj()` on "
+            f"{len(s.module(f).TENSORS)} kinds of tensor, in-place flips, the guard, the switch and "
+            "`DLTENSOR_TORCH_KEY_SET`, calibration racing on 8 threads), and every other PyTorch test run again "
+            "through the fast path with the read off")
+    hold = "the same answers and results with the read on and off; reads that fail the guard ask the queries"
+    return "PyTorch key set (`tests/test_torch_key_set.py`, `exchange-queries` path)", what, hold, \
+        f"{s.count(f):,} + {len(s.key_set_off):,}"
+
+
 def sanitizers(s):
     script = (TESTS / "sanitize.sh").read_text()
     for option in ("halt_on_error=1", "abort_on_error=1"):
@@ -326,7 +342,7 @@ def sanitizers(s):
     conftest = sys.modules["conftest"]
     backends = len(conftest.BACKENDS)
     left_out = set(conftest.UNSANITIZED_FILES)
-    sanitized = [t for t in s.tests if Path(t.file).name not in left_out]
+    sanitized = [t for t in s.all if Path(t.file).name not in left_out]
     what = (f"AddressSanitizer + UBSan (`bash tests/sanitize.sh`, also in CI: `.ci/run`): every test that "
             f"runs dltensor's C++, {backends} backends (left out: {code(sorted(left_out))}, which load no "
             f"test module)")
@@ -369,13 +385,13 @@ def mutation(s):
 
 
 ROWS = [producers, returns, producer_rules, lifecycles, properties, bad_input, threads, leaks, torch_specials,
-        sanitizers, mutation]
+        key_set, sanitizers, mutation]
 
 
 def table(s: Suite) -> str:
     lines = [
         f"Generated from the suite by `python tests/robustness.py --write` (collection only: "
-        f"{len(s.tests):,} tests in one `python -m pytest` run, both backends); `tests/test_robustness_table.py` "
+        f"{len(s.all):,} tests in one `python -m pytest` run, both backends); `tests/test_robustness_table.py` "
         f"fails when this block is stale. *Tests per run* counts collected tests; property tests run many "
         f"examples each.",
         "",

@@ -67,6 +67,15 @@ void init_export(py::module_ &m) {
         for (int i = 0; i < 3; ++i) clobber[i] = -1;  // a view instead of a copy would now read -1
         return result;
     });
+    m.def("ownerless_reference_internal_without_parent", [] {
+        // reference_internal with no parent to keep alive (cast() without one): as automatic, a copy.
+        float tmp[3] = {7, 8, 9};
+        auto result = py::dltensor<py::numpy, float, py::ndim<1>>(tmp, {3}, py::handle())
+                          .cast(tb::rvp::reference_internal);
+        volatile float *clobber = tmp;
+        for (int i = 0; i < 3; ++i) clobber[i] = -1;  // a view instead of a copy would now read -1
+        return result;
+    });
     m.def("identity", [](py::dltensor<py::ro> x) { return x; });
     m.def("identity_numpy", [](py::dltensor<py::numpy, py::ro> x) { return x; });
     m.def("identity_pytorch", [](py::dltensor<py::pytorch, py::ro> x) { return x; });

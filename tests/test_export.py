@@ -79,6 +79,10 @@ def test_ownerless_return_is_copied_by_the_automatic_policy(m):
     assert m.ownerless_numpy().tolist() == [7, 8, 9]
 
 
+def test_reference_internal_without_a_parent_copies_memory_nothing_owns(m):
+    assert m.ownerless_reference_internal_without_parent().tolist() == [7, 8, 9]
+
+
 def test_reference_internal_keeps_the_parent_alive(m):
     h = m.Holder()
     v = h.view()

@@ -56,6 +56,12 @@ void init_identity(py::module_ &m) {
     m.def("passthrough_pytorch", [](py::dltensor<py::pytorch, py::ro> a) { return a; });
 #if !defined(DLTENSOR_TEST_PYBIND11)  // pybind11 has no `none` policy
     m.def("passthrough_none_policy", [](py::dltensor<py::ro> a) { return a; }, tb::rvp::none);
+    m.def("made_none_policy", [] {
+        auto *data = new float[2]{1, 2};
+        return py::dltensor<py::numpy, float, py::ndim<1>>(data, {2}, py::capsule(data, [](void *p) noexcept {
+            delete[] static_cast<float *>(p);
+        }));
+    }, tb::rvp::none);
 #endif
     m.def("passthrough_reference", [](py::dltensor<py::ro> a) { return a; }, tb::rvp::reference);
     m.def("passthrough_automatic_reference", [](py::dltensor<py::ro> a) { return a; }, tb::rvp::automatic_reference);

@@ -17,6 +17,7 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
     init_ndarray_compat(m);
 #endif
     init_torch(m);
+    init_torch_key_set(m);
     init_properties(m);
     init_producers(m);
     init_identity(m);

@@ -28,4 +28,14 @@ void init_ndarray_compat(py::module_ &m) {
         py::dltensor<py::numpy, py::ro> back(plain); // and converts back, sharing the handle
         return back;
     });
+    m.def("ownerless_ndarray_converted", [] {
+        // A plain nb::ndarray over a local buffer, no owner: converted, it is copied on return, as nanobind
+        // copies the ndarray itself.
+        float tmp[3] = {7, 8, 9};
+        py::ndarray<py::numpy, float, py::ndim<1>> plain(tmp, {3});
+        auto result = py::dltensor<py::numpy, float, py::ndim<1>>(plain).cast();
+        volatile float *clobber = tmp;
+        for (int i = 0; i < 3; ++i) clobber[i] = -1;  // a view instead of a copy would now read -1
+        return result;
+    });
 }

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import PATHS, load_backend
+from conftest import PATHS, load_backend, route
 
 torch = pytest.importorskip("torch")
 
@@ -13,9 +13,9 @@ def m(request):
     """The nanobind test module only: this promise is the nanobind backend's (there, py::dltensor is an
     nb::ndarray); pybind11 has no ndarray type to be compatible with."""
     mod = load_backend("nanobind")
-    mod.set_exchange_api(request.param == "exchange")
+    route(mod, request.param)
     yield mod
-    mod.set_exchange_api(True)
+    route(mod, None)
 
 
 def test_view_reads_strided_data(m):
@@ -51,12 +51,21 @@ def test_converting_constructor_shares_the_tensor(m):
     assert isinstance(r, np.ndarray) and np.shares_memory(a, r)
 
 
+def test_converted_ndarray_without_an_owner_is_copied(m):
+    assert m.ownerless_ndarray_converted().tolist() == [7, 8, 9]
+
+
 # nanobind's own ways of asking for an imported tensor's object (tests/test_identity.cpp): the `none`
 # policy (pybind11 has none) and nb::find in a class's tp_traverse (pybind11 has no such hook).
 
 def test_none_policy_returns_the_callers_object(m):
     x = np.arange(3.0)
     assert m.passthrough_none_policy(x) is x
+
+
+def test_none_policy_creates_no_object_for_a_tensor_cpp_made(m):
+    with pytest.raises(TypeError):  # nanobind: nothing to return, "Unable to convert function return value"
+        m.made_none_policy()
 
 
 def test_cycle_through_a_member_is_collected(m):

@@ -37,7 +37,9 @@ def test_cmake_dir_holds_the_package_config():
 
 
 @pytest.mark.parametrize("flag, expected", [("--include_dir", dltensor.include_dir),
-                                            ("--cmake_dir", dltensor.cmake_dir)])
+                                            ("--cmake_dir", dltensor.cmake_dir),
+                                            ("--includedir", dltensor.include_dir),  # pybind11's spellings
+                                            ("--cmakedir", dltensor.cmake_dir)])
 def test_command_line(flag, expected):
     out = subprocess.run([sys.executable, "-m", "dltensor", flag], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == expected()

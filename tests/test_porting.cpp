@@ -58,6 +58,19 @@ void init_porting(py::module_ &parent) {
     def_local_results<py::numpy>(m, "numpy");
     def_local_results<py::pytorch>(m, "pytorch");
     def_local_results<py::jax>(m, "jax");
+    m.def("copy_of_const", [](size_t n) {
+        // A `const` result: C++ fills it, Python gets a read-only array (as for any read-only return).
+        std::vector<float> v(n);
+        for (size_t i = 0; i < n; ++i) v[i] = 0.5f * (float) i;
+        return py::dltensor<py::numpy, const float, py::ndim<1>>::copy_of(v.data(), {n});
+    });
+    m.def("empty_const", [](size_t n) {
+        using Out = py::dltensor<py::numpy, const int32_t, py::ndim<1>>;
+        Out out = Out::empty({n});
+        auto *p = const_cast<int32_t *>(out.data());
+        for (size_t i = 0; i < n; ++i) p[i] = (int32_t) i;
+        return out;
+    });
     m.def("copy_of_matrix", [](size_t rows, size_t cols) {
         std::vector<float> v(rows * cols);
         std::iota(v.begin(), v.end(), 0.f);

@@ -53,6 +53,18 @@ def test_copy_of_copies_in_the_annotated_order(p):
     assert f.flags.f_contiguous and np.array_equal(f, np.array([[0, 2, 4], [1, 3, 5]], dtype=np.float32))
 
 
+def test_const_results_filled_by_cpp_are_read_only_numpy_arrays(p):
+    # copy_of() and empty() of a `const` py::numpy tensor return the NumPy array C++ filled, read-only for
+    # Python, as every read-only return is; a non-const one stays writable.
+    c = p.copy_of_const(4)
+    assert type(c) is np.ndarray and c.tolist() == [0.0, 0.5, 1.0, 1.5] and not c.flags.writeable
+    e = p.empty_const(3)
+    assert e.dtype == np.int32 and e.tolist() == [0, 1, 2] and not e.flags.writeable
+    with pytest.raises(ValueError):
+        e[0] = 5
+    assert p.copy_of_matrix(2, 3).flags.writeable
+
+
 def test_adopt_takes_the_shape_and_any_container(p):
     assert np.array_equal(p.adopt_matrix(2, 3), np.arange(6, dtype=np.float32).reshape(2, 3))
     a = p.adopt_array()

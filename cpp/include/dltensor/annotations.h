@@ -91,8 +91,7 @@ template <typename... Args> struct config {
                       count<annotation_kind<Args>::ro...>() <= 1 && count<annotation_kind<Args>::order...>() <= 1 &&
                       count<annotation_kind<Args>::device...>() <= 1 &&
                       count<annotation_kind<Args>::framework...>() <= 1,
-                  "py::dltensor<...>: each kind of annotation (dtype, shape/ndim, ro, device, order, framework) "
-                  "may appear at most once");
+                  DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE);
     static_assert(((annotation_kind<Args>::scalar || annotation_kind<Args>::shape || annotation_kind<Args>::ro ||
                     annotation_kind<Args>::order || annotation_kind<Args>::device ||
                     annotation_kind<Args>::framework) && ...),
@@ -120,17 +119,7 @@ template <typename... Args> struct config {
     static constexpr int32_t N = Shape::ndim;
 
     static constexpr requirements requirements_() {
-        requirements r;
-        if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>) {
-            r.dtype = dtype_of<Scalar>();
-            r.alignment = (uint8_t) alignof(Scalar);
-        }
-        r.ndim = N;
-        r.shape = Shape::extents;
-        r.device_type = Device::value;
-        r.order = Order::value;
-        r.read_only = read_only;
-        return r;
+        return requirements_of<Scalar>(N, Shape::extents, Device::value, Order::value, read_only);
     }
 };
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -91,7 +92,10 @@ public:
         }
         Element *data = nullptr;
         PyObject *owner = container_owner(std::move(container), data);
-        if (!owner) throw std::runtime_error("py::dltensor::adopt(): could not create the owner");
+        if (!owner) {  // out of memory: the C++ exception says so (no Python error left set)
+            PyErr_Clear();
+            throw std::bad_alloc();
+        }
         const size_t *dims = shape.size() ? shape.begin() : flat;
         const size_t nd = shape.size() ? shape.size() : 1;
         Derived t(data, nd, dims, Handle(owner));

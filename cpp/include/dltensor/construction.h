@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -86,13 +87,14 @@ struct strides_array {
 /// Name of the capsules that own adopted containers.
 inline constexpr const char *container_owner_name = "dltensor.container";
 
-/// Moves `c` to the heap and returns a capsule (new reference) that deletes it when freed, and in `data`
-/// the container's element pointer after the move. Throws `std::bad_alloc`; NULL (Python error set) when
-/// the capsule cannot be made.
+/// Moves `c` to the heap and returns a capsule (new reference) that deletes it when freed (with the GIL
+/// held), and in `data` the container's element pointer after the move. NULL, with a Python error set,
+/// when either allocation fails.
 template <typename Container, typename T>
-PyObject *container_owner(Container &&c, T *&data) {
+PyObject *container_owner(Container &&c, T *&data) noexcept {
     using C = std::decay_t<Container>;
-    auto *heap = new C(std::move(c));
+    auto *heap = new (std::nothrow) C(std::move(c));
+    if (!heap) return PyErr_NoMemory();
     data = heap->data();
     PyObject *capsule = PyCapsule_New(heap, container_owner_name, [](PyObject *self) {
         delete static_cast<C *>(PyCapsule_GetPointer(self, container_owner_name));

@@ -1,7 +1,7 @@
-// dltensor/export.h: C++ -> Python for backends without an ndarray export of their own (pybind11).
+// dltensor/export.h: C++ -> Python, for both backends (return_policy.h decides what a return exports).
 // A `tensor_handle` becomes a DLPack managed tensor, a small Python object with `__dlpack__` and
 // `__dlpack_device__` (what a return without a framework annotation gives), or a framework's tensor
-// (NumPy, PyTorch, JAX, TensorFlow, CuPy, MLX) through that framework's own import route.
+// (NumPy, PyTorch, JAX, TensorFlow, CuPy, MLX, a memoryview) through that framework's own import route.
 // Written against the CPython C API only.
 #pragma once
 
@@ -29,10 +29,11 @@ template <typename Managed> struct exported_tensor {
     Managed mt;  // first: the deleter casts back
     tensor_handle *handle;
 
-    static Managed *create(tensor_handle *h) noexcept {
+    static Managed *create(tensor_handle *borrowed) noexcept {
         auto *e = new (std::nothrow) exported_tensor();
         if (!e) { PyErr_NoMemory(); return nullptr; }
-        h->inc_ref();
+        tensor_handle *h = borrowed->share();
+        if (!h) { delete e; return nullptr; }
         e->handle = h;
         e->mt.dl_tensor = h->tensor();
         e->mt.manager_ctx = e;
@@ -224,15 +225,30 @@ inline PyTypeObject *exported_type() noexcept {
 inline PyObject *make_exported(tensor_handle *h, bool immutable_consumer = false) noexcept {
     PyTypeObject *tp = detail::exported_type();
     if (!tp) return nullptr;
+    tensor_handle *kept = h->share();
+    if (!kept) return nullptr;
     PyObject *self = tp->tp_alloc(tp, 0);
-    if (!self) return nullptr;
-    h->inc_ref();
-    reinterpret_cast<detail::exported_object *>(self)->handle = h;
+    if (!self) { kept->dec_ref(); return nullptr; }
+    reinterpret_cast<detail::exported_object *>(self)->handle = kept;
     reinterpret_cast<detail::exported_object *>(self)->immutable_consumer = immutable_consumer;
     return self;
 }
 
 namespace detail {
+inline constexpr const char *handle_capsule_name = "dltensor.handle";
+
+/// A capsule holding a reference to `h` (shared: see tensor_handle::share()), released when the capsule
+/// is freed: the base of a NumPy array over a tensor without a Python owner. NULL with an error set.
+inline PyObject *handle_capsule(tensor_handle *h) noexcept {
+    tensor_handle *kept = h->share();
+    if (!kept) return nullptr;
+    PyObject *capsule = PyCapsule_New(kept, handle_capsule_name, [](PyObject *self) {
+        static_cast<tensor_handle *>(PyCapsule_GetPointer(self, handle_capsule_name))->dec_ref();
+    });
+    if (!capsule) kept->dec_ref();
+    return capsule;
+}
+
 inline PyObject *call_function(const char *module, const char *attr, PyObject *arg) noexcept {
     PyObject *mod = PyImport_ImportModule(module);
     if (!mod) return nullptr;
@@ -293,14 +309,13 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
     switch (framework) {
         case fw_numpy: {
             // NumPy's C API where it can describe the tensor; the array's base is the tensor's owner (NumPy
-            // copies shape and strides; the owner keeps the memory alive), or a `dltensor.Tensor` when it
-            // has none. Else numpy.asarray over the buffer protocol (CPU), or numpy.from_dlpack.
+            // copies shape and strides; the owner keeps the memory alive), the keeper's Python object, or a
+            // capsule holding the handle. Else numpy.asarray over the buffer protocol (CPU), or numpy.from_dlpack.
             if (exchange_api_enabled()) {
                 const numpy_c_api &np = numpy_c_api::get();
                 if (np.can_describe(t)) {
-                    PyObject *base = h->owner();
-                    if (base) Py_INCREF(base);
-                    else base = make_exported(h);
+                    PyObject *base = h->new_owner_reference();
+                    if (!base && !PyErr_Occurred()) base = detail::handle_capsule(h);
                     if (!base) return nullptr;
                     PyObject *arr = np.array_over(t, h->read_only(), base);
                     return copy ? np.copy_of(arr) : arr;
@@ -330,7 +345,14 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
                 auto *mt = detail::exported_tensor<dlpack::ManagedTensorVersioned>::create(h);
                 if (!mt) return nullptr;
                 void *o = nullptr;
-                if (api->managed_tensor_to_py_object_no_sync(mt, &o) != 0 || !o) return nullptr;  // not freed: see nanobind.h
+                if (api->managed_tensor_to_py_object_no_sync(mt, &o) != 0 || !o) {
+                    // Whether a failing producer already took the tensor is unspecified: leak it rather
+                    // than risk a double free (failing means an unsupported dtype or device, which the
+                    // annotations exclude).
+                    if (!PyErr_Occurred())
+                        PyErr_SetString(PyExc_RuntimeError, "dltensor: export through the DLPack exchange API failed");
+                    return nullptr;
+                }
                 out = static_cast<PyObject *>(o);
             } else {
                 PyObject *obj = make_exported(h);
@@ -359,6 +381,13 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
             if (!cap) return nullptr;
             PyObject *out = detail::call_function("tensorflow.experimental.dlpack", "from_dlpack", cap);
             Py_DECREF(cap);
+            return out;
+        }
+        case fw_memview: {  // the buffer protocol of a `dltensor.Tensor` (CPU); a copy is NumPy's
+            PyObject *obj = copy ? export_tensor(h, fw_numpy, true) : make_exported(h);
+            if (!obj) return nullptr;
+            PyObject *out = PyMemoryView_FromObject(obj);
+            Py_DECREF(obj);
             return out;
         }
         case fw_cupy:

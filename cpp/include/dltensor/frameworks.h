@@ -114,7 +114,7 @@ inline PyObject *jax_capsule_from_array(PyObject *array) noexcept {
 
 /// Framework numbers (the annotations' `value`s; nanobind's numbering).
 enum framework_id : int { fw_none = 0, fw_numpy = 1, fw_pytorch = 2, fw_tensorflow = 3, fw_jax = 4,
-                          fw_cupy = 5, fw_mlx = 8 };
+                          fw_cupy = 5, fw_memview = 6, fw_array_api = 7, fw_mlx = 8 };
 
 /// The error of a copying return policy on a tensor that has no framework to be copied into: no
 /// framework annotation, and not imported from a framework's tensor.

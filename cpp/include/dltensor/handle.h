@@ -1,6 +1,7 @@
-// dltensor/handle.h: a reference-counted tensor for backends without an ndarray type of their own
-// (pybind11): the view (data, device, dtype, shape, strides, byte_offset), the Python object that keeps
-// its memory alive, and the stream it came with. Copies share it; the last release drops the owner with
+// dltensor/handle.h: a reference-counted tensor, what the exporter (export.h) works on and the pybind11
+// backend's `py::dltensor` holds (the nanobind backend lends export a borrowed one): the view (data,
+// device, dtype, shape, strides, byte_offset), what keeps its memory alive (a Python owner and/or a C++
+// keeper), and the stream it came with. Copies share it; the last release drops the owner with
 // the GIL held, from any thread. Written against the CPython C API only.
 #pragma once
 
@@ -18,16 +19,40 @@
 
 namespace dlt {
 
+/// A C++ object that keeps a tensor's memory alive in place of (or besides) a Python owner: the nanobind
+/// backend's `nb::ndarray`, whose copies share nanobind's reference-counted handle. A heap handle stores
+/// its own copy inline (no allocation of its own) and destroys it with the GIL held.
+struct keeper_type {
+    size_t size, align;  ///< of the C++ object
+    /// Constructs, in the storage `dst`, an object that keeps `src` alive (`src`: the keeper a borrowed
+    /// handle was given, e.g. a nanobind handle; share() is the only caller).
+    void (*copy)(void *dst, const void *src) noexcept;
+    void (*destroy)(void *obj) noexcept;  ///< destroys the object at `obj` (GIL held)
+    /// A new Python object that keeps `src` (as in `copy`) alive, or NULL with a Python error set: what a
+    /// consumer that keeps only an object (a NumPy array's base) is given for a borrowed handle.
+    PyObject *(*python_owner)(const void *src) noexcept;
+};
+
 class tensor_handle {
 public:
     /// A handle over `t` (shape and strides are copied; NULL strides become C order). `owner` is borrowed
-    /// and a new reference is taken. Returns NULL (Python MemoryError set) when allocation fails.
+    /// and a new reference is taken; an object of type `kt` (optional) keeping `keeper` alive is built
+    /// inside the handle.
+    /// Returns NULL (Python MemoryError set) when allocation fails.
     static tensor_handle *create(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream,
-                                 char order = 'C') noexcept {
+                                 char order = 'C', const keeper_type *kt = nullptr,
+                                 const void *keeper = nullptr) noexcept {
         const size_t nd = (size_t) t.ndim;
-        void *mem = PyMem_RawMalloc(sizeof(tensor_handle) + 2 * nd * sizeof(int64_t));
+        const size_t dims = sizeof(tensor_handle) + 2 * nd * sizeof(int64_t);
+        const size_t at = kt ? (dims + kt->align - 1) / kt->align * kt->align : dims;
+        void *mem = PyMem_RawMalloc(kt ? at + kt->size : dims);
         if (!mem) { PyErr_NoMemory(); return nullptr; }
         auto *h = new (mem) tensor_handle();
+        if (kt) {
+            h->keeper_type_ = kt;
+            h->keeper_ = static_cast<char *>(mem) + at;
+            kt->copy(h->keeper_, keeper);
+        }
         h->tensor_ = t;
         int64_t *shape = reinterpret_cast<int64_t *>(h + 1), *strides = shape + nd;
         for (size_t i = 0; i < nd; ++i) shape[i] = t.shape[i];
@@ -49,11 +74,35 @@ public:
         return h;
     }
 
+    /// A handle on the caller's stack over `t`, for an export that may never need to keep it (NumPy's C
+    /// API keeps only the owner): shape, strides and `owner` stay borrowed from the caller, who keeps them
+    /// alive for the call; `t.strides` must not be NULL. Whatever keeps a handle calls share(), which
+    /// copies a borrowed one to the heap. Never dec_ref() it.
+    /// `keeper` (of type `kt`, optional) too stays the caller's; share() copies it.
+    static tensor_handle borrowed(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream,
+                                  const keeper_type *kt = nullptr, const void *keeper = nullptr) noexcept {
+        return tensor_handle(t, owner, read_only, stream, kt, keeper);
+    }
+
+    /// A reference for whoever keeps the handle beyond the call (release it with dec_ref()): this handle,
+    /// one more reference, or for a borrowed handle a new one on the heap (NULL, MemoryError set, when
+    /// allocation fails).
+    tensor_handle *share() noexcept {
+        if (!borrowed_) {
+            inc_ref();
+            return this;
+        }
+        tensor_handle *h = create(tensor_, owner_, read_only_, stream_, 'C', keeper_type_, keeper_);
+        if (h) h->set_source(source_, source_framework_);
+        return h;
+    }
+
     void inc_ref() noexcept { refcount_.fetch_add(1, std::memory_order_relaxed); }
 
     /// Drops one reference; the last one releases the owner with the GIL (taken if needed).
     void dec_ref() noexcept {
         if (refcount_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        if (keeper_type_) with_gil([&] { keeper_type_->destroy(keeper_); });  // leaked once the interpreter is gone
         release_reference(owner_);  // leaked, not released, once the interpreter is gone
         this->~tensor_handle();
         PyMem_RawFree(this);
@@ -61,6 +110,16 @@ public:
 
     const dlpack::Tensor &tensor() const noexcept { return tensor_; }
     PyObject *owner() const noexcept { return owner_; }
+
+    /// A new reference to a Python object that keeps the memory alive: the owner, or for a borrowed
+    /// handle with a keeper the keeper's `python_owner`; NULL (no error set) when there is neither.
+    PyObject *new_owner_reference() const noexcept {
+        if (owner_) {
+            Py_INCREF(owner_);
+            return owner_;
+        }
+        return borrowed_ && keeper_type_ ? keeper_type_->python_owner(keeper_) : nullptr;
+    }
     bool read_only() const noexcept { return read_only_; }
     void *stream() const noexcept { return stream_; }
     void set_stream(void *s) noexcept { stream_ = s; }
@@ -73,13 +132,20 @@ public:
 
 private:
     tensor_handle() = default;
+    tensor_handle(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream, const keeper_type *kt,
+                  const void *keeper) noexcept
+        : tensor_(t), owner_(owner), keeper_type_(kt), keeper_(const_cast<void *>(keeper)), stream_(stream),
+          read_only_(read_only), borrowed_(true) { }
     std::atomic<size_t> refcount_{1};
     dlpack::Tensor tensor_{};
     PyObject *owner_ = nullptr;
+    const keeper_type *keeper_type_ = nullptr;  ///< see keeper_type; NULL: none
+    void *keeper_ = nullptr;                    ///< the keeper object (inline in a heap handle)
     PyObject *source_ = nullptr;
     int source_framework_ = 0;
     void *stream_ = nullptr;
     bool read_only_ = false;
+    bool borrowed_ = false;  ///< on a caller's stack: see borrowed()
 };
 
 } // namespace dlt

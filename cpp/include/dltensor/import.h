@@ -590,7 +590,7 @@ inline mismatch import_exchange(PyObject *src, const producer_info &info, const 
     if (validate(t)) return reject(mismatch::invalid);
     seen = t.dtype;
     if (info.kind == producer::torch) {
-        mismatch m = torch_precheck(src, info.torch, r, t.dtype.code == dlpack::complex_);
+        mismatch m = torch_precheck(src, info.torch, r, t.dtype.code == dlpack::complex_, nullptr, &t);
         if (m != mismatch::none) return reject(m);
     }
     bool read_only = info.immutable || (owned && (owned->flags & dlpack::flag_read_only));
@@ -675,10 +675,11 @@ inline mismatch import_dlpack_or_buffer(PyObject *src, PyObject *dlpack_attr, bo
 /// that very array). `order`: 'F' for column-major, else row-major (NumPy only; PyTorch allocates
 /// row-major). On success fills `out` (view, owner as a new reference, the device's current stream) and
 /// returns 0. Returns 1 (nothing set) when `ndim` differs from `expected_ndim` (-1: any) or exceeds
-/// max_ndim, and -1 with a Python error set when allocation fails.
+/// max_ndim, and -1 with a Python error set when allocation fails. `read_only` (a `const` or `py::ro`
+/// tensor): a `py::numpy` array, returned as itself, is made read-only for Python (C++ still fills it).
 inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, const size_t *shape, size_t ndim,
                                      int32_t expected_ndim, dlpack::Device device, char order,
-                                     imported &out) noexcept {
+                                     imported &out, bool read_only = false) noexcept {
     if ((expected_ndim >= 0 && ndim != (size_t) expected_ndim) || ndim > (size_t) dlpack::max_ndim) return 1;
     for (size_t i = 0; i < ndim; ++i) {
         if (shape[i] > (size_t) INT64_MAX) return 1;
@@ -716,6 +717,15 @@ inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, cons
             Py_DECREF(array);
             PyErr_SetString(PyExc_RuntimeError, "dltensor::empty(): NumPy allocated an unreadable array");
             return -1;
+        }
+        if (framework == fw_numpy && read_only) {  // array.setflags(write=False)
+            PyObject *r = PyObject_CallMethod(array, "setflags", "O", Py_False);
+            if (!r) {
+                Py_DECREF(array);
+                Py_CLEAR(out.owner);
+                return -1;
+            }
+            Py_DECREF(r);
         }
         Py_DECREF(array);  // out.owner holds it
         if (framework == fw_numpy) {

@@ -1,6 +1,7 @@
 // dltensor/nanobind.h: the nanobind backend. `nanobind::dltensor<Annotations...>` is an `nb::ndarray`
 // (same annotations, members, `view()`, `cast()`) whose Python -> C++ conversion goes through dltensor's
-// importer (dltensor/import.h) and whose C++ -> Python conversion is nanobind's own export.
+// importer (dltensor/import.h) and whose C++ -> Python conversion is dltensor's export (return_policy.h,
+// export.h), shared with the pybind11 backend.
 //
 //   #include <dltensor/nanobind.h>
 //   namespace py = nanobind;
@@ -34,15 +35,12 @@
 #include "array_t_members.h"
 #include "construction.h"
 #include "dtypes.h"
-#include "exchange.h"
-#include "frameworks.h"
+#include "handle.h"
 #include "import.h"
-#include "numpy_c_api.h"
 #include "refusal.h"
 #include "refusal_log.h"
 #include "requirements.h"
-#include "strides.h"
-#include "torch.h"
+#include "return_policy.h"
 
 NAMESPACE_BEGIN(NB_NAMESPACE)
 
@@ -70,17 +68,9 @@ template <ssize_t... Is> struct dltensor_extents<shape<Is...>> {
 /// A parameter's annotations, collected by nanobind's config, in the backend-independent run-time form.
 template <typename Config> constexpr dlt::requirements dltensor_requirements() {
     using Scalar = typename Config::Scalar;
-    dlt::requirements r;
-    if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>) {
-        r.dtype = dlt::dtype_of<Scalar>();
-        r.alignment = (uint8_t) alignof(Scalar);
-    }
-    r.ndim = Config::N;
-    r.shape = dltensor_extents<typename Config::Shape>::value;
-    r.device_type = Config::DeviceType::value;
-    r.order = (char) Config::Order::value;
-    r.read_only = std::is_const_v<Scalar>;
-    return r;
+    return dlt::requirements_of<Scalar>(Config::N, dltensor_extents<typename Config::Shape>::value,
+                                        Config::DeviceType::value, (char) Config::Order::value,
+                                        std::is_const_v<Scalar>);
 }
 
 /// Framework a returned tensor becomes: the annotated one, else an array-API object (`__dlpack__` and
@@ -123,9 +113,7 @@ template <typename... Args>
 class dltensor : public ndarray<Args...>,
                  public dlt::array_t_members<dltensor<Args...>, typename ndarray<Args...>::Scalar,
                                              ndarray<Args...>::Config::N, ndarray<Args...>::ReadOnly, handle> {
-    static_assert(detail::dltensor_annotations_unique<Args...>(),
-                  "py::dltensor<...>: each kind of annotation (dtype, shape/ndim, ro, device, order, "
-                  "framework) may appear at most once");
+    static_assert(detail::dltensor_annotations_unique<Args...>(), DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE);
 
     using base = ndarray<Args...>;
     using members = dlt::array_t_members<dltensor<Args...>, typename ndarray<Args...>::Scalar,
@@ -148,7 +136,7 @@ public:
     dltensor &operator=(dltensor &&) noexcept = default;
 
     /// Wraps an existing nanobind handle (as `nb::ndarray`'s handle constructor).
-    explicit dltensor(detail::ndarray_handle *handle) : base(handle) { }
+    explicit dltensor(detail::ndarray_handle *handle) : base(handle), m_owner_known(false) { }
 
     /// A view of memory that C++ provides, as `nb::ndarray`'s constructors. `owner` keeps it alive;
     /// `nb::handle()` says that the memory outlives the tensor (static data), and the `automatic` return
@@ -178,11 +166,11 @@ public:
     template <typename... Args2>
     explicit dltensor(const dltensor<Args2...> &other)
         : base(other.handle()), m_stream(other.m_stream), m_source(other.m_source),
-          m_source_framework(other.m_source_framework), m_owned(other.m_owned) { }
+          m_source_framework(other.m_source_framework), m_owned(other.m_owned), m_owner_known(other.m_owner_known) { }
 
     /// Adopts any `nb::ndarray`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
     template <typename... Args2>
-    explicit dltensor(const ndarray<Args2...> &other) : base(other.handle()) { }
+    explicit dltensor(const ndarray<Args2...> &other) : base(other.handle()), m_owner_known(false) { }
 
     /// Drops the reference to the tensor, taking the GIL when the caller released it, so that the owner
     /// (and the producer's deleter) is always released with the GIL held.
@@ -259,6 +247,9 @@ private:
     PyObject *m_source = nullptr;
     int m_source_framework = 0;  ///< `m_source`'s framework (frameworks.h numbers).
     bool m_owned = false;        ///< An owner keeps the memory alive (imported, allocated, or given one).
+    /// False for a tensor adopted from a plain `nb::ndarray` or handle: only nanobind knows whether that
+    /// handle has an owner (`m_owned` is then meaningless), so the automatic policies ask nanobind's export.
+    bool m_owner_known = true;
 };
 
 NAMESPACE_BEGIN(detail)
@@ -274,43 +265,6 @@ template <typename... Args> dlt::dlpack::Tensor dltensor_view_of(const ndarray<A
     v.strides = const_cast<int64_t *>(t.stride_ptr());
     v.byte_offset = t.byte_offset();
     return v;
-}
-
-/// Hands a tensor to a framework through its exchange API (`managed_tensor_to_py_object_no_sync`). The
-/// managed tensor keeps the nanobind handle alive and borrows its shape and strides; its deleter may run
-/// on any thread and takes the GIL to release the handle. NULL with a Python error set on failure.
-inline handle export_through(const dlt::dlpack::ExchangeAPI *api, ndarray<> tensor, bool read_only) noexcept {
-    struct holder {
-        dlt::dlpack::ManagedTensorVersioned mt;  // first: the deleter casts back
-        ndarray<> keep;
-    };
-    auto *h = new (std::nothrow) holder{{}, std::move(tensor)};
-    if (!h) { PyErr_NoMemory(); return handle(); }
-    const ndarray<> &t = h->keep;
-    auto &mt = h->mt;
-    mt.version = {dlt::dlpack::major_version, dlt::dlpack::minor_version};
-    mt.manager_ctx = h;
-    mt.deleter = [](dlt::dlpack::ManagedTensorVersioned *self) {
-        auto *h = static_cast<holder *>(self->manager_ctx);
-        dlt::with_gil([&] { delete h; });  // leaked once the interpreter is gone
-    };
-    mt.flags = read_only ? dlt::dlpack::flag_read_only : 0;
-    mt.dl_tensor.data = t.data_handle();
-    mt.dl_tensor.device = {t.device_type(), t.device_id()};
-    mt.dl_tensor.ndim = (int32_t) t.ndim();
-    mt.dl_tensor.dtype = {t.dtype().code, t.dtype().bits, t.dtype().lanes};
-    mt.dl_tensor.shape = const_cast<int64_t *>(t.shape_ptr());
-    mt.dl_tensor.strides = const_cast<int64_t *>(t.stride_ptr());
-    mt.dl_tensor.byte_offset = t.byte_offset();
-    void *out = nullptr;
-    if (api->managed_tensor_to_py_object_no_sync(&mt, &out) != 0 || !out) {
-        // Whether a failing producer already took the tensor is unspecified: leak it rather than risk a
-        // double free (the failure means an unsupported dtype or device, which the type system excludes).
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "dltensor: export through the DLPack "
-                                                                   "exchange API failed");
-        return handle();
-    }
-    return handle(static_cast<PyObject *>(out));
 }
 
 template <typename... Args> struct type_caster<dltensor<Args...>> {
@@ -368,175 +322,54 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                      why.c_str());
     }
 
-    /// Would nanobind's export hand out a view (no copy) under this policy? The fast export routes
-    /// below apply only then; `reference_internal` (which attaches a parent) stays with nanobind.
-    static bool exports_view(const Value &tensor, rv_policy policy) noexcept {
-        return tensor.is_valid() && !copies(tensor, policy) && policy != rv_policy::reference_internal &&
-               policy != rv_policy::none;
-    }
+    /// How a `dlt::tensor_handle` keeps a nanobind handle alive: an `nb::ndarray<>` over it, inside (the
+    /// borrowed handle's keeper is the nanobind handle itself).
+    static constexpr dlt::keeper_type ndarray_keeper = {
+        sizeof(ndarray<>), alignof(ndarray<>),
+        [](void *dst, const void *src) noexcept {
+            new (dst) ndarray<>(static_cast<detail::ndarray_handle *>(const_cast<void *>(src)));
+        },
+        [](void *obj) noexcept { static_cast<ndarray<> *>(obj)->~ndarray<>(); },
+        [](const void *src) noexcept -> PyObject * {  // a capsule holding an nb::ndarray<> over the handle
+            static constexpr const char *name = "dltensor.nanobind_handle";
+            auto *keep = new (std::nothrow) ndarray<>(static_cast<detail::ndarray_handle *>(const_cast<void *>(src)));
+            if (!keep) return PyErr_NoMemory();
+            PyObject *capsule = PyCapsule_New(keep, name, [](PyObject *self) {
+                delete static_cast<ndarray<> *>(PyCapsule_GetPointer(self, name));
+            });
+            if (!capsule) delete keep;
+            return capsule;
+        }};
 
-    /// Does nanobind's export copy under this policy? `copy`, `move`, and the automatic policies for a
-    /// tensor without an owner.
-    static bool copies(const Value &tensor, rv_policy policy) noexcept {
-        return policy == rv_policy::copy || policy == rv_policy::move ||
-               ((policy == rv_policy::automatic || policy == rv_policy::automatic_reference) && !tensor.m_owned);
-    }
-
-    /// A copy of `tensor` as framework `framework` (frameworks.h numbers), through that framework's own
-    /// caster. Raises (returns NULL) when there is no framework to copy into.
-    static handle copy_into(int framework, const Value &tensor, cleanup_list *cleanup) noexcept {
-        switch (framework) {
-            case numpy::value: return make_caster<dltensor<numpy>>::from_cpp(dltensor<numpy>(tensor), rv_policy::copy, cleanup);
-            case pytorch::value: return make_caster<dltensor<pytorch>>::from_cpp(dltensor<pytorch>(tensor), rv_policy::copy, cleanup);
-            case jax::value: return make_caster<dltensor<jax>>::from_cpp(dltensor<jax>(tensor), rv_policy::copy, cleanup);
-            case tensorflow::value: return make_caster<dltensor<tensorflow>>::from_cpp(dltensor<tensorflow>(tensor), rv_policy::copy, cleanup);
-            case cupy::value: return make_caster<dltensor<cupy>>::from_cpp(dltensor<cupy>(tensor), rv_policy::copy, cleanup);
-            default:
-                PyErr_SetString(PyExc_RuntimeError, dlt::no_framework_to_copy_into);
-                return handle();
-        }
-    }
-
-    /// Exports another tensor over `tensor`'s memory (first element at `data`, `strides`, `dtype`) through
-    /// this caster: its owner keeps `tensor` alive, and under `reference_internal` the parent too. It is
-    /// exported as a view where `tensor` would have been, else copied.
-    static handle export_view_of(const Value &tensor, rv_policy policy, cleanup_list *cleanup, void *data,
-                                 const int64_t *strides, dlpack::dtype dtype) noexcept {
-        const bool view = policy == rv_policy::reference_internal || exports_view(tensor, policy);
-        handle keep = make_caster<ndarray<>>::from_cpp(ndarray<>(tensor.handle()), rv_policy::reference, cleanup);
-        if (!keep.is_valid()) return handle();
-        object owner = steal(keep);
-        if (policy == rv_policy::reference_internal && cleanup && cleanup->self()) {
-            PyObject *pair = PyTuple_Pack(2, owner.ptr(), cleanup->self());
-            if (!pair) return handle();
-            owner = steal(pair);
-        }
-        size_t extents[dlt::dlpack::max_ndim];
-        for (size_t i = 0; i < tensor.ndim(); ++i) extents[i] = tensor.shape(i);
-        try {
-            Value v((typename Value::VoidPtr) data, tensor.ndim(), extents, owner, strides, dtype,
-                    tensor.device_type(), tensor.device_id());
-            v.m_stream = tensor.m_stream;
-            rv_policy view_policy = rv_policy::copy;
-            if (view) view_policy = rv_policy::reference;
-            return from_cpp(v, view_policy, cleanup);
-        } catch (python_error &e) {
-            e.restore();
-        } catch (...) {
-            PyErr_SetString(PyExc_RuntimeError, "dltensor: could not export the tensor");
-        }
-        return handle();
-    }
-
-    /// A capsule (new reference) holding a reference to `tensor`'s nanobind handle, released when the
-    /// capsule is freed; NULL with an error set.
-    static PyObject *handle_owner(const Value &tensor) noexcept {
-        static constexpr const char *name = "dltensor.nanobind_handle";
-        auto *keep = new (std::nothrow) ndarray<>(tensor.handle());
-        if (!keep) return PyErr_NoMemory();
-        PyObject *capsule = PyCapsule_New(keep, name, [](PyObject *self) {
-            delete static_cast<ndarray<> *>(PyCapsule_GetPointer(self, name));
-        });
-        if (!capsule) delete keep;
-        return capsule;
-    }
-
-    /// The address of `tensor`'s first element.
-    static void *first_element(const Value &tensor) noexcept {
-        return (uint8_t *) tensor.data_handle() + tensor.byte_offset();
-    }
-
+    /// Return-value policies (return_policy.h, shared with the pybind11 backend): `copy`/`move` copy,
+    /// `automatic`/`automatic_reference` copy a tensor without an owner and view an owned one, `reference`
+    /// and `take_ownership` view, `reference_internal` views and keeps `self` alive (without one:
+    /// `automatic`), `none` creates nothing; a tensor imported from Python goes back as that object
+    /// (`f(x) is x`) unless copied or annotated with another framework. The export itself is the shared one (export.h), over a
+    /// `dlt::tensor_handle` that keeps a reference to the tensor's nanobind handle.
     static handle from_cpp(const Value &tensor, rv_policy policy, cleanup_list *cleanup) noexcept {
-        using Export = ndarray<Framework>;
-        constexpr int annotated = Config::Framework::value;  // 0: no framework
-        if (tensor.is_valid() && tensor.m_source) {
-            // A tensor imported from Python: returned as that object when nothing is copied and the
-            // annotation names no framework or the source's; copied into the source's framework when the
-            // annotation names none.
-            const bool copy = copies(tensor, policy);
-            if (!copy && (annotated == 0 || annotated == tensor.m_source_framework))
-                return handle(tensor.m_source).inc_ref();
-            if (copy && annotated == 0) return copy_into(tensor.m_source_framework, tensor, cleanup);
+        if (!tensor.m_owner_known && tensor.is_valid() &&
+            (policy == rv_policy::automatic || policy == rv_policy::automatic_reference))
+            // Adopted from a plain nb::ndarray: whether to copy depends on whether its handle has an owner,
+            // which only nanobind knows; its own export decides (a view when there is an owner).
+            return make_caster<ndarray<Framework>>::from_cpp(ndarray<Framework>(tensor.handle()), policy, cleanup);
+        PyObject *parent = cleanup ? cleanup->self() : nullptr;
+        const dlt::return_plan plan =
+            dlt::plan_return(dlt::return_policy_of(policy), tensor.is_valid(), tensor.m_owned, Config::Framework::value,
+                             tensor.m_source != nullptr, tensor.m_source_framework, parent != nullptr);
+        switch (plan.action) {
+            case dlt::return_plan::source: return handle(tensor.m_source).inc_ref();
+            case dlt::return_plan::python_none: return none().release();
+            case dlt::return_plan::nothing: return handle();
+            case dlt::return_plan::export_: break;
         }
-        if (policy == rv_policy::none) return handle();  // nanobind: `none` never creates an object
-        if (annotated == 0 && tensor.is_valid() && copies(tensor, policy)) {
-            PyErr_SetString(PyExc_RuntimeError, dlt::no_framework_to_copy_into);
-            return handle();
-        }
-        if (policy == rv_policy::reference_internal && tensor.is_valid() && tensor.m_owned)
-            // The tensor has an owner of its own: keep it and the parent alive (nanobind would refuse).
-            return export_view_of(tensor, policy, cleanup, first_element(tensor), tensor.stride_ptr(),
-                                  tensor.dtype());
-        if constexpr (std::is_same_v<Framework, numpy>) {
-            if (tensor.is_valid() && tensor.ndim() > (size_t) dlt::numpy_max_ndim) {
-                PyErr_Format(PyExc_ValueError, "dltensor: a NumPy array has at most %d dimensions; this tensor "
-                             "has %d", (int) dlt::numpy_max_ndim, (int) tensor.ndim());
-                return handle();
-            }
-            // NumPy has no bfloat16: export the bits as uint16 and relabel them (ml_dtypes).
-            if (tensor.is_valid() && tensor.dtype() == nanobind::dtype<dlt::bfloat16>())
-                return dlt::numpy_bfloat16_view(export_view_of(tensor, policy, cleanup, first_element(tensor),
-                                                               tensor.stride_ptr(), nanobind::dtype<uint16_t>()).ptr());
-        }
-        if constexpr (std::is_same_v<Framework, numpy>) {
-            // NumPy's C API where nanobind's export would not copy: an array whose base is a capsule
-            // holding the tensor's nanobind handle.
-            if (exports_view(tensor, policy) && dlt::exchange_api_enabled()) {
-                const dlt::dlpack::Tensor t = dltensor_view_of(tensor);
-                const dlt::numpy_c_api &np = dlt::numpy_c_api::get();
-                if (np.can_describe(t)) {
-                    PyObject *base = handle_owner(tensor);
-                    return base ? np.array_over(t, Value::ReadOnly, base) : nullptr;
-                }
-            }
-        }
-        if constexpr (std::is_same_v<Framework, jax> || std::is_same_v<Framework, tensorflow>) {
-            // Immutable frameworks: a C-ordered NumPy copy where they cannot adopt the memory (frameworks.h),
-            // and for the copy policies.
-            if (tensor.is_valid() && (dlt::immutable_needs_copy(dltensor_view_of(tensor), Framework::value) ||
-                                      copies(tensor, policy)))
-                return dlt::immutable_from_numpy(
-                    type_caster<dltensor<numpy>>::from_cpp(dltensor<numpy>(tensor.handle()), rv_policy::copy,
-                                                           cleanup).ptr(),
-                    Framework::value);
-        }
-        if constexpr (std::is_same_v<Framework, pytorch>) {
-            // PyTorch tensors cannot have negative strides (torch.from_dlpack aborts on them): export the
-            // positive-stride view and flip it back (a copy).
-            if (tensor.is_valid()) {
-                const dlt::dlpack::Tensor t = dltensor_view_of(tensor);
-                if (dlt::has_negative_stride(t)) {
-                    dlt::dlpack::Tensor pos;
-                    int64_t strides[dlt::dlpack::max_ndim], dims[dlt::dlpack::max_ndim];
-                    int32_t n = 0;
-                    dlt::positive_view(t, pos, strides, dims, &n);
-                    handle out = export_view_of(tensor, policy, cleanup, pos.data, strides, tensor.dtype());
-                    return dlt::torch_flip(out.ptr(), dims, n);
-                }
-            }
-        }
-        if constexpr (std::is_same_v<Framework, pytorch>) {
-            // The exchange API's managed_tensor_to_py_object_no_sync, where nanobind's export would not
-            // copy: an owned tensor under the automatic policies, or the reference policies.
-            if (exports_view(tensor, policy) && dlt::exchange_api_enabled())
-                if (const dlt::dlpack::ExchangeAPI *api = dlt::torch_exchange_api())
-                    return export_through(api, ndarray<>(tensor.handle()), Value::ReadOnly);
-        }
-        if constexpr (std::is_same_v<Framework, jax>) {
-            // jaxlib's own DLPack entry point instead of jax.dlpack.from_dlpack (see frameworks.h).
-            if (exports_view(tensor, policy) && dlt::exchange_api_enabled()) {
-                handle capsule = make_caster<ndarray<>>::from_cpp(ndarray<>(tensor.handle()),
-                                                                  rv_policy::reference, cleanup);
-                if (!capsule.is_valid()) return handle();
-                object owned = steal(capsule);
-                auto dt = tensor.dtype();
-                PyObject *arr = dlt::jax_array_from_capsule(owned.ptr(), {dt.code, dt.bits, dt.lanes},
-                                                            tensor.device_type());
-                if (arr || PyErr_Occurred()) return arr;
-            }
-        }
-        return make_caster<Export>::from_cpp(Export(tensor.handle()), policy, cleanup);
+        // Borrowed for the call: an export that keeps the tensor copies the handle to the heap, with an
+        // `nb::ndarray<>` over the nanobind handle inside (one more reference to it), and no Python owner.
+        dlt::tensor_handle h = dlt::tensor_handle::borrowed(dltensor_view_of(tensor), nullptr, Value::ReadOnly,
+                                                            tensor.m_stream, &ndarray_keeper, tensor.handle());
+        return dlt::export_planned(&h, plan, parent);
     }
+
 };
 
 template <typename... Args> class dltensor_object : public object {
@@ -555,7 +388,7 @@ dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, 
     dlt::imported im;
     int rc = dlt::allocate_framework_tensor(Config::Framework::value, dlt::dtype_of<Scalar>(), shape.begin(),
                                             shape.size(), Config::N, {device_type, (int32_t) device_id},
-                                            (char) Config::Order::value, im);
+                                            (char) Config::Order::value, im, base::ReadOnly);
     if (rc > 0) throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
     if (rc < 0) throw python_error();
     object owner = steal(im.owner);

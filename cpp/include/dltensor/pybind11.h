@@ -41,6 +41,7 @@
 #include "refusal.h"
 #include "refusal_log.h"
 #include "requirements.h"
+#include "return_policy.h"
 
 namespace PYBIND11_NAMESPACE {  // pybind11, with its visibility (hidden)
 
@@ -341,41 +342,27 @@ public:
         return true;
     }
 
-    /// Return-value policies, as the nanobind backend applies them: a tensor imported from Python is
-    /// returned as that object (`f(x) is x`) unless the policy copies or the annotation names another
-    /// framework; `copy`/`move` copy (into the annotated framework, else the source's); `automatic` and
-    /// `automatic_reference` copy a tensor without an owner and view an owned one; `reference` and
-    /// `take_ownership` view; `reference_internal` views and keeps `parent` alive (as well as the
-    /// tensor's own owner, if it has one).
+    /// Return-value policies (return_policy.h, shared with the nanobind backend): `copy`/`move` copy,
+    /// `automatic`/`automatic_reference` copy a tensor without an owner and view an owned one, `reference`
+    /// and `take_ownership` view, `reference_internal` views and keeps `parent` alive (without a parent:
+    /// `automatic`); a tensor imported from Python goes back as that object (`f(x) is x`) unless copied or
+    /// annotated with another framework.
     static handle cast(const Value &src, return_value_policy policy, handle parent) {
-        if (!src.is_valid()) return none().release();
-        bool copy = policy == return_value_policy::copy || policy == return_value_policy::move;
-        if (policy == return_value_policy::automatic || policy == return_value_policy::automatic_reference)
-            copy = !src.m_owned;
-        constexpr int annotated = Config::Framework::value;  // 0: no framework
         dlt::tensor_handle *h = src.handle();
-        int framework = annotated;
-        if (PyObject *source = h->source()) {
-            if (!copy && (annotated == 0 || annotated == h->source_framework())) return handle(source).inc_ref();
-            if (annotated == 0) framework = h->source_framework();
+        const dlt::return_plan plan =
+            dlt::plan_return(dlt::return_policy_of(policy), src.is_valid(), src.m_owned, Config::Framework::value,
+                             h && h->source(), h ? h->source_framework() : 0, parent.ptr() != nullptr);
+        switch (plan.action) {
+            case dlt::return_plan::source: return handle(h->source()).inc_ref();
+            case dlt::return_plan::python_none: return none().release();
+            case dlt::return_plan::nothing: return handle();
+            case dlt::return_plan::export_: break;
         }
-        PyObject *o;
-        if (policy == return_value_policy::reference_internal && parent) {
-            // A view whose owner keeps the tensor (and its own owner) and the parent alive.
-            object keep = reinterpret_steal<object>(dlt::make_exported(h));
-            if (!keep) throw error_already_set();
-            object pair = reinterpret_steal<object>(PyTuple_Pack(2, keep.ptr(), parent.ptr()));
-            if (!pair) throw error_already_set();
-            dlt::tensor_handle *v = dlt::tensor_handle::create(h->tensor(), pair.ptr(), h->read_only(), h->stream());
-            if (!v) throw error_already_set();
-            o = dlt::export_tensor(v, framework, copy);
-            v->dec_ref();
-        } else {
-            o = dlt::export_tensor(h, framework, copy);
-        }
+        PyObject *o = dlt::export_planned(h, plan, parent.ptr());
         if (!o) throw error_already_set();
         return o;
     }
+
 };
 
 /// `obj.cast<py::dltensor<...>>()` / `py::cast<...>(obj)` in a function body: the parameter's rules
@@ -408,7 +395,7 @@ dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, 
     dlt::imported im;
     int rc = dlt::allocate_framework_tensor(Config::Framework::value, dlt::dtype_of<Scalar>(), shape.begin(),
                                             shape.size(), Config::N, {device_type, (int32_t) device_id}, Order,
-                                            im);
+                                            im, ReadOnly);
     if (rc > 0) throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
     if (rc < 0) throw error_already_set();
     object owner = reinterpret_steal<object>(im.owner);

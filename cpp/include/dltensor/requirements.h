@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "dlpack.h"
 #include "dtypes.h"
@@ -20,6 +21,30 @@ struct requirements {
     bool read_only = false;           ///< The parameter promises not to write (const dtype or `ro`).
     uint8_t alignment = 1;            ///< Bytes the first element's address must be a multiple of (the dtype's).
 };
+
+/// A parameter's requirements from its annotations, as either backend's compile-time config collects them:
+/// element type `Scalar` (void: any dtype; its alignment is required), `ndim` (-1: any) with `extents`
+/// (-1: any extent), DLPack `device_type` (0: any), `order` ('\0': any), `read_only` (const dtype or `ro`).
+template <typename Scalar>
+constexpr requirements requirements_of(int32_t ndim, const int64_t *extents, int32_t device_type, char order,
+                                       bool read_only) noexcept {
+    requirements r;
+    if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>) {
+        r.dtype = dtype_of<Scalar>();
+        r.alignment = (uint8_t) alignof(Scalar);
+    }
+    r.ndim = ndim;
+    r.shape = extents;
+    r.device_type = device_type;
+    r.order = order;
+    r.read_only = read_only;
+    return r;
+}
+
+/// The compile error of a `dltensor<...>` that repeats a kind of annotation (both backends).
+#define DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE                                                                     \
+    "py::dltensor<...>: each kind of annotation (dtype, shape/ndim, ro, device, order, framework) may appear " \
+    "at most once"
 
 /// Why a tensor does not satisfy a parameter; the first failing check wins.
 enum class mismatch : uint8_t {

@@ -11,6 +11,7 @@
 #include "dlpack.h"
 #include "exchange.h"
 #include "requirements.h"
+#include "torch_key_set.h"
 
 namespace dlt {
 
@@ -193,6 +194,21 @@ inline PyObject *torch_flip(PyObject *tensor, const int64_t *dims, int32_t n) no
 /// The exchange API of `torch.Tensor`; NULL when PyTorch is not installed or predates the API.
 inline const dlpack::ExchangeAPI *torch_exchange_api() noexcept { return torch_process::get().api; }
 
+/// The negative and conjugate bits of `src`: read from its key set (torch_key_set.h) where `view` (its
+/// exchange-API view) is given, the read is enabled and its guard holds; else asked of `is_neg()` and, when
+/// `check_conj`, `is_conj()`. `conj` is false unless `check_conj`. Returns true when the key set answered.
+inline bool torch_lazy_bits(PyObject *src, const torch_checks &c, const dlpack::Tensor *view, bool check_conj,
+                            bool &neg, bool &conj) noexcept {
+    if (view && torch_key_set_enabled().load(std::memory_order_relaxed) &&
+        torch_key_set::get(torch_exchange_api).read(src, *view, neg, conj)) {
+        conj = conj && check_conj;
+        return true;
+    }
+    neg = c.negative(src);
+    conj = check_conj && c.conjugate(src);
+    return false;
+}
+
 /// PyTorch's rules before C++ may read or write a tensor, checked on every import path:
 /// - a conjugate or negative view (memory does not hold the values) is `lazy`: read-only parameters
 ///   get it materialized (a conversion), writable ones refuse it;
@@ -200,11 +216,14 @@ inline const dlpack::ExchangeAPI *torch_exchange_api() noexcept { return torch_p
 ///   `torch.inference_mode()` (`mismatch::inference`); a tensor that requires grad only while grad mode
 ///   is off (`mismatch::requires_grad`; the `with torch.no_grad(): update(param)` idiom).
 /// `check_conj`: also ask for the conjugate bit (only complex tensors can carry it). `requires_grad`:
-/// where given, receives the tensor's `requires_grad` (asked at most once per call).
+/// where given, receives the tensor's `requires_grad` (asked at most once per call). `view`: the exchange
+/// API's view of `src`, where the caller has one (the bits may then be read from the key set).
 inline mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r, bool check_conj,
-                               bool *requires_grad = nullptr) noexcept {
+                               bool *requires_grad = nullptr, const dlpack::Tensor *view = nullptr) noexcept {
     torch_function_disabled guard(c.overrides_torch_function);
-    if (c.negative(src) || (check_conj && c.conjugate(src))) return mismatch::lazy;
+    bool neg, conj;
+    torch_lazy_bits(src, c, view, check_conj, neg, conj);
+    if (neg || conj) return mismatch::lazy;
     if (r.read_only) {
         if (requires_grad) *requires_grad = c.needs_grad(src);
         return mismatch::none;
