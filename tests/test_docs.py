@@ -110,8 +110,8 @@ def test_reference_names_every_annotation(name):
     assert re.search(rf"`[^`]*\b{name}\b[^`]*`", REFERENCE.read_text()), f"docs/reference.md never names {name}"
 
 
-@pytest.mark.parametrize("name", ["exchange_api_enabled", "empty", "cast", "stream", "view", "include_dir",
-                                  "cmake_dir", "reference_internal", "noconvert", "try_cast", "last_refusal",
+@pytest.mark.parametrize("name", ["fast_paths_enabled", "torch_key_set_enabled", "empty", "cast", "stream", "view",
+                                  "include_dir", "cmake_dir", "reference_internal", "noconvert", "try_cast", "last_refusal",
                                   "explain_last_refusal", "unchecked", "mutable_unchecked"])
 def test_reference_names_the_api(name):
     assert name in REFERENCE.read_text()

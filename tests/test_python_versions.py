@@ -193,3 +193,51 @@ def test_guard_names_the_minimum_python(backend):
     status, out = _compile_header(f"{backend}.h", [binding, include_dir(python)])
     assert status != 0, out
     assert f"dltensor needs Python >= {OLDEST_PYTHON}" in out and "found Python 3.8" in out, out
+
+
+# A binding of each kind that instantiates the importer, the exporter and empty() (process_state.h and
+# the per-type cache in producer.h have a branch for free-threaded builds).
+FREE_THREADED_SOURCE = {
+    "nanobind": "#include <dltensor/nanobind.h>\nnamespace py = nanobind;\n#define MODULE NB_MODULE\n",
+    "pybind11": "#include <dltensor/pybind11.h>\nnamespace py = pybind11;\n#define MODULE PYBIND11_MODULE\n",
+}
+FREE_THREADED_BODY = """
+#ifndef Py_GIL_DISABLED
+#error "not compiled as a free-threaded build"
+#endif
+MODULE(ft, m) {
+    m.def("sum", [](py::dltensor<const float, py::ndim<1>> x) {
+        float s = 0;
+        for (size_t i = 0; i < x.shape(0); ++i) s += x(i);
+        return s;
+    });
+    m.def("fill", [](py::dltensor<float, py::ndim<1>> x) { for (size_t i = 0; i < x.shape(0); ++i) x(i) = 1; });
+    m.def("make", [](size_t n) { return py::dltensor<py::numpy, float, py::ndim<1>>::empty({n}); });
+    m.def("same", [](py::dltensor<> x) { return x; });
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_headers_compile_for_free_threaded_python(backend):
+    # No free-threaded interpreter is installed on these machines: the headers are compiled as a
+    # free-threaded build compiles them (the newest supported Python's headers with Py_GIL_DISABLED, and
+    # nanobind's NB_FREE_THREADED), warnings as errors. Running such a build is not tested here.
+    python = find_python(NEWEST_PYTHON)
+    if python is None:
+        skip_missing(NEWEST_PYTHON)
+    cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.skip("no C++ compiler on PATH")
+    if backend == "nanobind":
+        import nanobind
+        binding = [nanobind.include_dir(), str(Path(nanobind.__file__).parent / "ext" / "robin_map" / "include")]
+        defines = ["-DNB_FREE_THREADED"]
+    else:
+        import pybind11
+        binding, defines = [pybind11.get_include()], []
+    cmd = [cxx, "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-DPy_GIL_DISABLED=1", *defines,
+           "-x", "c++", "-", f"-I{REPO / 'cpp' / 'include'}", *(f"-I{i}" for i in binding), f"-I{include_dir(python)}"]
+    proc = subprocess.run(cmd, input=FREE_THREADED_SOURCE[backend] + FREE_THREADED_BODY, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

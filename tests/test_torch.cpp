@@ -17,9 +17,9 @@ int foreign_stream(int32_t, int32_t, void **) { return foreign_view(nullptr, nul
 } // namespace
 
 void init_torch(py::module_ &m) {
-    m.def("set_exchange_api", [](bool on) { dlt::exchange_api_enabled() = on; },
+    m.def("set_exchange_api", [](bool on) { dlt::fast_paths_enabled() = on; },
           "Route PyTorch tensors through the DLPack C exchange API (True) or __dlpack__ (False).");
-    m.def("exchange_api_enabled", [] { return dlt::exchange_api_enabled(); });
+    m.def("exchange_api_enabled", [] { return dlt::fast_paths_enabled().load(); });
     m.def("exchange_api_capsule", [](uint32_t major, bool chain_to_torch, bool allocator) {
         // A `__dlpack_c_exchange_api__` table of DLPack major version `major` whose every entry fails and
         // counts (foreign_table_calls), optionally chained through prev_api to torch.Tensor's own table;

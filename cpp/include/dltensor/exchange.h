@@ -1,6 +1,6 @@
 // dltensor/exchange.h: the DLPack C exchange API (`type(t).__dlpack_c_exchange_api__`) as a consumer uses
-// it: per-type discovery, the PyTorch-specific checks that the C API skips, framework-side allocation and
-// export. Written against the CPython C API only, so every backend shares it.
+// it: per-type discovery and framework-side allocation (torch.h: what PyTorch needs beyond it). Written
+// against the CPython C API only, so every backend shares it.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -13,22 +13,15 @@
 #include "dlpack.h"
 #include "dtypes.h"
 #include "interpreter.h"
+#include "process_state.h"
 
 namespace dlt {
-
-/// Process-wide (per extension module) switch for the fast paths: the exchange API (PyTorch) and the
-/// framework shortcuts of frameworks.h (JAX). On by default; tests turn it off to run every import and
-/// export through the public `__dlpack__` / `from_dlpack` routes and compare.
-inline bool &exchange_api_enabled() noexcept {
-    static bool enabled = true;
-    return enabled;
-}
 
 /// The exchange API that a type publishes, at a major version dltensor reads (walking `prev_api` from a
 /// newer table), or NULL. Leaves no Python error set.
 inline const dlpack::ExchangeAPI *find_exchange_api(PyTypeObject *tp) noexcept {
-    static PyObject *name = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
-    if (!name) { PyErr_Clear(); return nullptr; }
+    PyObject *name = py_names::get().exchange_api;
+    if (!name) return nullptr;
     PyObject *capsule = _PyType_Lookup(tp, name);  // borrowed
     if (!capsule || !PyCapsule_CheckExact(capsule)) return nullptr;
     auto *h = static_cast<dlpack::ExchangeAPIHeader *>(

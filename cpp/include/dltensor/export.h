@@ -17,6 +17,8 @@
 #include "frameworks.h"
 #include "handle.h"
 #include "numpy_c_api.h"
+#include "process_state.h"
+#include "py_ref.h"
 #include "strides.h"
 #include "torch.h"
 
@@ -194,10 +196,21 @@ inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexce
 
 inline void exported_releasebuffer(PyObject *, Py_buffer *view) noexcept { PyMem_Free(view->internal); }
 
-/// The type, created once per extension module.
+/// The type, created once per extension module (process_state.h); NULL, with the error set, when it
+/// could not be created (out of memory at the first export).
+struct exported_type_state {
+    PyTypeObject *type = nullptr;
+    static exported_type_state make() noexcept;
+};
+
 inline PyTypeObject *exported_type() noexcept {
-    static PyTypeObject *type = nullptr;
-    if (type) return type;
+    const exported_type_state &s = process_state<exported_type_state>(exported_type_state::make);
+    if (!s.type && !PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "dltensor: the dltensor.Tensor type could not be created");
+    return s.type;
+}
+
+inline exported_type_state exported_type_state::make() noexcept {
     static PyMethodDef methods[] = {
         {"__dlpack__", (PyCFunction) (void (*)()) exported_dlpack, METH_VARARGS | METH_KEYWORDS,
          "DLPack export (array API): a capsule of this tensor."},
@@ -214,8 +227,7 @@ inline PyTypeObject *exported_type() noexcept {
                                                        "any DLPack consumer (numpy.from_dlpack, ...)."},
                                   {0, nullptr}};
     static PyType_Spec spec = {"dltensor.Tensor", sizeof(exported_object), 0, Py_TPFLAGS_DEFAULT, slots};
-    type = (PyTypeObject *) PyType_FromSpec(&spec);
-    return type;
+    return {(PyTypeObject *) PyType_FromSpec(&spec)};  // kept for the process
 }
 
 } // namespace detail
@@ -249,23 +261,29 @@ inline PyObject *handle_capsule(tensor_handle *h) noexcept {
     return capsule;
 }
 
-inline PyObject *call_function(const char *module, const char *attr, PyObject *arg) noexcept {
-    PyObject *mod = PyImport_ImportModule(module);
-    if (!mod) return nullptr;
-    PyObject *fn = PyObject_GetAttrString(mod, attr);
-    Py_DECREF(mod);
-    if (!fn) return nullptr;
-    PyObject *res = PyObject_CallOneArg(fn, arg);
-    Py_DECREF(fn);
-    return res;
-}
-inline PyObject *call_method0(PyObject *obj, const char *name) noexcept {
-    PyObject *res = PyObject_CallMethod(obj, name, nullptr);
-    Py_DECREF(obj);
-    return res;
-}
 } // namespace detail
 
+
+/// NumPy's public entry points for exports that its C API cannot describe, looked up once
+/// (process_state.h): both NULL when NumPy is not importable.
+struct numpy_public_api {
+    PyObject *asarray = nullptr;      ///< `numpy.asarray` (CPU memory, through the buffer protocol)
+    PyObject *from_dlpack = nullptr;  ///< `numpy.from_dlpack`
+    bool ok() const noexcept { return asarray && from_dlpack; }
+    static const numpy_public_api &get() noexcept {
+        return process_state<numpy_public_api>([] {
+            numpy_public_api r;
+            py_ref np = import_module("numpy");
+            py_ref asarray = attribute(np.get(), "asarray"), from_dlpack = attribute(np.get(), "from_dlpack");
+            PyErr_Clear();
+            if (asarray && from_dlpack) {  // kept for the process
+                r.asarray = asarray.release();
+                r.from_dlpack = from_dlpack.release();
+            }
+            return r;
+        });
+    }
+};
 
 /// The Python object a binding returns for `h`: that framework's tensor (a view, or a copy when `copy`).
 /// New reference, or NULL with an error set.
@@ -311,7 +329,7 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
             // NumPy's C API where it can describe the tensor; the array's base is the tensor's owner (NumPy
             // copies shape and strides; the owner keeps the memory alive), the keeper's Python object, or a
             // capsule holding the handle. Else numpy.asarray over the buffer protocol (CPU), or numpy.from_dlpack.
-            if (exchange_api_enabled()) {
+            if (fast_paths_enabled()) {
                 const numpy_c_api &np = numpy_c_api::get();
                 if (np.can_describe(t)) {
                     PyObject *base = h->new_owner_reference();
@@ -321,26 +339,19 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
                     return copy ? np.copy_of(arr) : arr;
                 }
             }
-            PyObject *obj = make_exported(h);
-            if (!obj) return nullptr;
-            static PyObject *asarray = nullptr, *from_dlpack = nullptr;
-            if (!asarray) {
-                PyObject *np = PyImport_ImportModule("numpy");
-                if (np) {
-                    asarray = PyObject_GetAttrString(np, "asarray");        // kept for the process
-                    from_dlpack = PyObject_GetAttrString(np, "from_dlpack");
-                    Py_DECREF(np);
-                }
-                if (!asarray || !from_dlpack) { Py_CLEAR(asarray); Py_CLEAR(from_dlpack); Py_DECREF(obj); return nullptr; }
+            const py_ref obj(make_exported(h));
+            const numpy_public_api &np_public = numpy_public_api::get();
+            if (!obj || !np_public.ok()) {
+                if (obj && !PyErr_Occurred()) PyErr_SetString(PyExc_ImportError, "dltensor: numpy is not importable");
+                return nullptr;
             }
             const bool buffer = t.device.device_type == dlpack::cpu && t.dtype.code != dlpack::bfloat_;
-            PyObject *arr = PyObject_CallOneArg(buffer ? asarray : from_dlpack, obj);
-            Py_DECREF(obj);
-            return arr && copy ? detail::call_method0(arr, "copy") : arr;
+            py_ref arr(PyObject_CallOneArg(buffer ? np_public.asarray : np_public.from_dlpack, obj.get()));
+            return arr && copy ? call_method(arr.get(), "copy").release() : arr.release();
         }
         case fw_pytorch: {
-            const dlpack::ExchangeAPI *api = exchange_api_enabled() ? torch_exchange_api() : nullptr;
-            PyObject *out = nullptr;
+            const dlpack::ExchangeAPI *api = fast_paths_enabled() ? torch_exchange_api() : nullptr;
+            py_ref out;
             if (api) {
                 auto *mt = detail::exported_tensor<dlpack::ManagedTensorVersioned>::create(h);
                 if (!mt) return nullptr;
@@ -353,51 +364,40 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
                         PyErr_SetString(PyExc_RuntimeError, "dltensor: export through the DLPack exchange API failed");
                     return nullptr;
                 }
-                out = static_cast<PyObject *>(o);
+                out = py_ref(static_cast<PyObject *>(o));
             } else {
-                PyObject *obj = make_exported(h);
+                const py_ref obj(make_exported(h));
                 if (!obj) return nullptr;
-                out = detail::call_function("torch", "from_dlpack", obj);
-                Py_DECREF(obj);
+                out = call_function("torch", "from_dlpack", obj.get());
             }
-            return out && copy ? detail::call_method0(out, "clone") : out;
+            return out && copy ? call_method(out.get(), "clone").release() : out.release();
         }
         case fw_jax: {
-            if (exchange_api_enabled() && !copy) {
-                PyObject *cap = make_capsule(h, false);
+            if (fast_paths_enabled() && !copy) {
+                const py_ref cap(make_capsule(h, false));
                 if (!cap) PyErr_Clear();
-                PyObject *arr = cap ? jax_array_from_capsule(cap, t.dtype, t.device.device_type) : nullptr;
-                Py_XDECREF(cap);
+                PyObject *arr = cap ? jax_array_from_capsule(cap.get(), t.dtype, t.device.device_type) : nullptr;
                 if (arr || PyErr_Occurred()) return arr;
             }
-            PyObject *obj = make_exported(h, true);
-            if (!obj) return nullptr;
-            PyObject *arr = detail::call_function("jax.dlpack", "from_dlpack", obj);
-            Py_DECREF(obj);
-            return arr && copy ? detail::call_method0(arr, "copy") : arr;
+            const py_ref obj(make_exported(h, true));
+            py_ref arr = obj ? call_function("jax.dlpack", "from_dlpack", obj.get()) : py_ref();
+            return arr && copy ? call_method(arr.get(), "copy").release() : arr.release();
         }
         case fw_tensorflow: {  // C-ordered, 64-byte aligned CPU memory (else copied above)
-            PyObject *cap = make_capsule(h, false);
-            if (!cap) return nullptr;
-            PyObject *out = detail::call_function("tensorflow.experimental.dlpack", "from_dlpack", cap);
-            Py_DECREF(cap);
-            return out;
+            const py_ref cap(make_capsule(h, false));
+            return cap ? call_function("tensorflow.experimental.dlpack", "from_dlpack", cap.get()).release() : nullptr;
         }
         case fw_memview: {  // the buffer protocol of a `dltensor.Tensor` (CPU); a copy is NumPy's
-            PyObject *obj = copy ? export_tensor(h, fw_numpy, true) : make_exported(h);
-            if (!obj) return nullptr;
-            PyObject *out = PyMemoryView_FromObject(obj);
-            Py_DECREF(obj);
-            return out;
+            const py_ref obj(copy ? export_tensor(h, fw_numpy, true) : make_exported(h));
+            return obj ? PyMemoryView_FromObject(obj.get()) : nullptr;
         }
         case fw_cupy:
         case fw_mlx: {
-            PyObject *obj = make_exported(h);
+            const py_ref obj(make_exported(h));
             if (!obj) return nullptr;
-            PyObject *out = framework == fw_cupy ? detail::call_function("cupy", "from_dlpack", obj)
-                                                 : detail::call_function("mlx.core", "array", obj);
-            Py_DECREF(obj);
-            return out && copy && framework == fw_cupy ? detail::call_method0(out, "copy") : out;
+            py_ref out = framework == fw_cupy ? call_function("cupy", "from_dlpack", obj.get())
+                                              : call_function("mlx.core", "array", obj.get());
+            return out && copy && framework == fw_cupy ? call_method(out.get(), "copy").release() : out.release();
         }
         default: {
             if (copy) {

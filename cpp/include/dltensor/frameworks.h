@@ -9,14 +9,52 @@
 #endif
 #include <Python.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 #include "dlpack.h"
 #include "dtypes.h"
+#include "process_state.h"
+#include "py_ref.h"
 #include "strides.h"
 
 namespace dlt {
+
+/// jaxlib's DLPack entry points and JAX's CPU device, looked up once (process_state.h); each stays NULL
+/// when this jaxlib lacks it (the shortcuts below then do not apply). Interned names of the single-device
+/// check too.
+struct jax_entry_points {
+    PyObject *to_buffer = nullptr;    ///< `_jax.dlpack_managed_tensor_to_buffer` (5 arguments; jaxlib >= 467)
+    PyObject *cpu_device = nullptr;   ///< `jax.devices("cpu")[0]`, what `to_buffer` places arrays on
+    PyObject *from_buffer = nullptr;  ///< `_jax.buffer_to_dlpack_managed_tensor`
+    PyObject *arrays_name = nullptr, *replicated_name = nullptr, *shard_name = nullptr;
+
+    static const jax_entry_points &get() noexcept { return process_state<jax_entry_points>(make); }
+
+    static jax_entry_points make() noexcept {
+        jax_entry_points r;
+        py_ref lib = import_module("jax._src.lib");
+        py_ref version = attribute(lib.get(), "jaxlib_extension_version");
+        const long v = version ? PyLong_AsLong(version.get()) : -1;
+        py_ref ext = attribute(lib.get(), "_jax");
+        r.from_buffer = attribute(ext.get(), "buffer_to_dlpack_managed_tensor").release();  // kept
+        py_ref to_buffer = v >= 467 ? attribute(ext.get(), "dlpack_managed_tensor_to_buffer") : py_ref();
+        py_ref jax = to_buffer ? import_module("jax") : py_ref();
+        py_ref devices(jax ? PyObject_CallMethod(jax.get(), "devices", "s", "cpu") : nullptr);
+        py_ref cpu(devices && PySequence_Check(devices.get()) && PySequence_Size(devices.get()) > 0
+                       ? PySequence_GetItem(devices.get(), 0) : nullptr);
+        if (to_buffer && cpu) {  // kept for the process
+            r.to_buffer = to_buffer.release();
+            r.cpu_device = cpu.release();
+        }
+        r.arrays_name = PyUnicode_InternFromString("_arrays");
+        r.replicated_name = PyUnicode_InternFromString("is_fully_replicated");
+        r.shard_name = PyUnicode_InternFromString("_fully_replicated_shard");
+        PyErr_Clear();
+        return r;
+    }
+};
 
 /// JAX: turns an unversioned DLPack capsule of CPU memory into a `jax.Array` through jaxlib's
 /// `dlpack_managed_tensor_to_buffer` (about 2.5 us), skipping `jax.dlpack.from_dlpack`'s Python
@@ -30,32 +68,12 @@ inline PyObject *jax_array_from_capsule(PyObject *capsule, dlpack::DataType dtyp
                                  dtype.code == dlpack::float_) && dtype.bits == 64) ||
                                (dtype.code == dlpack::complex_ && dtype.bits == 128);
     if (canonicalized) return nullptr;
-
-    static PyObject *convert = nullptr, *device = nullptr;
-    static bool looked = false;
-    if (!looked) {
-        looked = true;
-        PyObject *version_mod = PyImport_ImportModule("jax._src.lib");
-        PyObject *version = version_mod ? PyObject_GetAttrString(version_mod, "jaxlib_extension_version") : nullptr;
-        long v = version ? PyLong_AsLong(version) : -1;
-        PyObject *ext = version_mod && v >= 467 ? PyObject_GetAttrString(version_mod, "_jax") : nullptr;
-        PyObject *fn = ext ? PyObject_GetAttrString(ext, "dlpack_managed_tensor_to_buffer") : nullptr;
-        PyObject *jax = fn ? PyImport_ImportModule("jax") : nullptr;
-        PyObject *devices = jax ? PyObject_CallMethod(jax, "devices", "s", "cpu") : nullptr;
-        PyObject *cpu = devices && PySequence_Check(devices) && PySequence_Size(devices) > 0
-                            ? PySequence_GetItem(devices, 0) : nullptr;
-        if (fn && cpu) { convert = fn; device = cpu; fn = cpu = nullptr; }  // kept for the process
-        Py_XDECREF(version_mod); Py_XDECREF(version); Py_XDECREF(ext); Py_XDECREF(fn);
-        Py_XDECREF(jax); Py_XDECREF(devices); Py_XDECREF(cpu);
-        PyErr_Clear();
-    }
-    if (!convert) return nullptr;
-    PyObject *type = PyLong_FromLong(dlpack::cpu);
+    const jax_entry_points &jax = jax_entry_points::get();
+    if (!jax.to_buffer) return nullptr;
+    const py_ref type(PyLong_FromLong(dlpack::cpu));
     if (!type) return nullptr;
-    PyObject *args[] = {capsule, device, Py_None, Py_None, type};
-    PyObject *out = PyObject_Vectorcall(convert, args, 5, nullptr);
-    Py_DECREF(type);
-    return out;
+    PyObject *args[] = {capsule, jax.cpu_device, Py_None, Py_None, type.get()};
+    return PyObject_Vectorcall(jax.to_buffer, args, 5, nullptr);
 }
 
 /// JAX: a DLPack capsule for a single-device CPU `jax.Array` through jaxlib's
@@ -64,52 +82,34 @@ inline PyObject *jax_array_from_capsule(PyObject *capsule, dlpack::DataType dtyp
 /// without the entry point, arrays on several devices, deleted arrays, non-CPU devices, which need the
 /// public route's stream handling): use `__dlpack__` then, which refuses what it cannot export.
 inline PyObject *jax_capsule_from_array(PyObject *array) noexcept {
-    static PyObject *export_fn = nullptr;
-    static bool looked = false;
-    if (!looked) {
-        looked = true;
-        PyObject *lib = PyImport_ImportModule("jax._src.lib");
-        PyObject *ext = lib ? PyObject_GetAttrString(lib, "_jax") : nullptr;
-        export_fn = ext ? PyObject_GetAttrString(ext, "buffer_to_dlpack_managed_tensor") : nullptr;  // kept
-        Py_XDECREF(lib);
-        Py_XDECREF(ext);
-        PyErr_Clear();
-    }
-    if (!export_fn) return nullptr;
+    const jax_entry_points &jax = jax_entry_points::get();
+    if (!jax.from_buffer || !jax.arrays_name || !jax.replicated_name || !jax.shard_name) return nullptr;
     // One device only, as `Array.__dlpack__` requires: jaxlib would export a sharded or replicated array's
     // first shard as if it were the whole array. And, as `__dlpack__` does, export a new single-device
     // array over the same buffer (`addressable_data(0)`, which is `_fully_replicated_shard()` here), not
     // the caller's array: jaxlib aborts the process when an array is deleted while its own export holds it.
-    static PyObject *arrays_name = PyUnicode_InternFromString("_arrays");
-    static PyObject *replicated_name = PyUnicode_InternFromString("is_fully_replicated");
-    static PyObject *shard_name = PyUnicode_InternFromString("_fully_replicated_shard");
-    if (!arrays_name || !replicated_name || !shard_name) { PyErr_Clear(); return nullptr; }
-    PyObject *arrays = PyObject_GetAttr(array, arrays_name);
-    const bool one_device = arrays && PyList_Check(arrays) && PyList_GET_SIZE(arrays) == 1;
-    Py_XDECREF(arrays);
-    PyObject *replicated = one_device ? PyObject_GetAttr(array, replicated_name) : nullptr;
-    const bool whole = replicated == Py_True;  // one shard that is the whole array (not one process's part)
-    Py_XDECREF(replicated);
-    PyObject *shard = whole ? PyObject_CallMethodNoArgs(array, shard_name) : nullptr;
+    const py_ref arrays(PyObject_GetAttr(array, jax.arrays_name));
+    const bool one_device = arrays && PyList_Check(arrays.get()) && PyList_GET_SIZE(arrays.get()) == 1;
+    const py_ref replicated(one_device ? PyObject_GetAttr(array, jax.replicated_name) : nullptr);
+    const bool whole = replicated.get() == Py_True;  // one shard that is the whole array (not one process's part)
+    py_ref shard(whole ? PyObject_CallMethodNoArgs(array, jax.shard_name) : nullptr);
     if (!shard) { PyErr_Clear(); return nullptr; }  // deleted, donated, sharded: the public route decides
-    PyObject *capsule = PyObject_Vectorcall(export_fn, &shard, 1, nullptr);
-    Py_DECREF(shard);
+    PyObject *args[] = {shard.get()};
+    py_ref capsule(PyObject_Vectorcall(jax.from_buffer, args, 1, nullptr));
     if (!capsule) { PyErr_Clear(); return nullptr; }
     // Only CPU tensors: device memory needs the stream synchronization that __dlpack__ performs.
-    const char *name = PyCapsule_CheckExact(capsule) ? PyCapsule_GetName(capsule) : nullptr;
+    const char *name = PyCapsule_CheckExact(capsule.get()) ? PyCapsule_GetName(capsule.get()) : nullptr;
     const dlpack::Tensor *t = nullptr;
     if (name && std::strcmp(name, dlpack::capsule_name) == 0) {
-        if (auto *mt = static_cast<dlpack::ManagedTensor *>(PyCapsule_GetPointer(capsule, name))) t = &mt->dl_tensor;
+        if (auto *mt = static_cast<dlpack::ManagedTensor *>(PyCapsule_GetPointer(capsule.get(), name)))
+            t = &mt->dl_tensor;
     } else if (name && std::strcmp(name, dlpack::capsule_name_versioned) == 0) {
-        if (auto *mt = static_cast<dlpack::ManagedTensorVersioned *>(PyCapsule_GetPointer(capsule, name)))
+        if (auto *mt = static_cast<dlpack::ManagedTensorVersioned *>(PyCapsule_GetPointer(capsule.get(), name)))
             t = &mt->dl_tensor;
     }
     PyErr_Clear();
-    if (!t || t->device.device_type != dlpack::cpu) {
-        Py_DECREF(capsule);  // unused: its destructor frees the tensor
-        return nullptr;
-    }
-    return capsule;
+    if (!t || t->device.device_type != dlpack::cpu) return nullptr;  // unused: its destructor frees the tensor
+    return capsule.release();
 }
 
 /// Framework numbers (the annotations' `value`s; nanobind's numbering).
@@ -138,27 +138,20 @@ inline bool immutable_needs_copy(const dlpack::Tensor &t, int framework) noexcep
 /// (`tensorflow.convert_to_tensor`), which copy it into memory of their own. Steals `array`; a new
 /// reference, or NULL with an error set.
 inline PyObject *immutable_from_numpy(PyObject *array, int framework) noexcept {
-    if (!array) return nullptr;
+    const py_ref copy(array);
+    if (!copy) return nullptr;
     const bool jax = framework == fw_jax;
-    PyObject *mod = PyImport_ImportModule(jax ? "jax.numpy" : "tensorflow");
-    PyObject *fn = mod ? PyObject_GetAttrString(mod, jax ? "asarray" : "convert_to_tensor") : nullptr;
-    PyObject *out = fn ? PyObject_Vectorcall(fn, &array, 1, nullptr) : nullptr;
-    Py_XDECREF(fn);
-    Py_XDECREF(mod);
-    Py_DECREF(array);
-    return out;
+    return call_function(jax ? "jax.numpy" : "tensorflow", jax ? "asarray" : "convert_to_tensor", copy.get()).release();
 }
 
 /// TensorFlow: can `__dlpack__` be called on this tensor? TensorFlow aborts the process (a failed CHECK)
 /// when asked to export a string, variant or resource tensor, so those are refused before the call.
 inline bool tensorflow_exportable(PyObject *tensor) noexcept {
-    PyObject *dtype = PyObject_GetAttrString(tensor, "dtype");
-    PyObject *name = dtype ? PyObject_GetAttrString(dtype, "name") : nullptr;
-    const char *s = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
+    py_ref dtype = attribute(tensor, "dtype");
+    py_ref name = attribute(dtype.get(), "name");
+    const char *s = name && PyUnicode_Check(name.get()) ? PyUnicode_AsUTF8(name.get()) : nullptr;
     const bool ok = s && std::strcmp(s, "string") != 0 && std::strcmp(s, "variant") != 0 &&
                     std::strcmp(s, "resource") != 0;
-    Py_XDECREF(name);
-    Py_XDECREF(dtype);
     PyErr_Clear();
     return ok;
 }
@@ -170,23 +163,18 @@ inline constexpr int32_t numpy_max_ndim = 64;
 /// `ml_dtypes.bfloat16` (what JAX hands NumPy), a view. Steals `uint16_array`; a new reference, or NULL
 /// with an error set (TypeError naming ml_dtypes when it is not installed).
 inline PyObject *numpy_bfloat16_view(PyObject *uint16_array) noexcept {
-    if (!uint16_array) return nullptr;
-    PyObject *ml = PyImport_ImportModule("ml_dtypes");
-    PyObject *bf16 = ml ? PyObject_GetAttrString(ml, "bfloat16") : nullptr;
-    Py_XDECREF(ml);
+    const py_ref bits(uint16_array);
+    if (!bits) return nullptr;
+    py_ref ml = import_module("ml_dtypes");
+    py_ref bf16 = attribute(ml.get(), "bfloat16");
     if (!bf16) {
         PyErr_Clear();
         PyErr_SetString(PyExc_TypeError, "dltensor: NumPy has no bfloat16 dtype; returning a bfloat16 tensor "
                                          "as a NumPy array needs the ml_dtypes package (pip install ml_dtypes)");
-        Py_DECREF(uint16_array);
         return nullptr;
     }
-    static PyObject *name = PyUnicode_InternFromString("view");
-    PyObject *args[] = {uint16_array, bf16};
-    PyObject *out = name ? PyObject_VectorcallMethod(name, args, 2, nullptr) : nullptr;
-    Py_DECREF(bf16);
-    Py_DECREF(uint16_array);
-    return out;
+    PyObject *args[] = {bf16.get()};
+    return call_method(bits.get(), "view", args, 1).release();
 }
 
 /// NumPy: a view of an exact `numpy.ndarray` read from NumPy's C structures, as pybind11's `array_t`
@@ -217,42 +205,40 @@ struct numpy_arrays {
     struct descr_v2 { descr_head head; uint64_t flags; Py_ssize_t elsize; };
     static constexpr int writeable = 0x0400, aligned = 0x0100;  // NPY_ARRAY_WRITEABLE, NPY_ARRAY_ALIGNED
 
-    /// Found once; `ndarray` stays NULL (no shortcut) unless NumPy 1.x or 2.x is importable.
-    static const numpy_arrays &get() noexcept {
-        static numpy_arrays np = [] {
-            numpy_arrays r;
-            PyObject *mod = PyImport_ImportModule("numpy");
-            PyObject *type = mod ? PyObject_GetAttrString(mod, "ndarray") : nullptr;
-            PyObject *version = mod ? PyObject_GetAttrString(mod, "__version__") : nullptr;
-            const char *v = version && PyUnicode_Check(version) ? PyUnicode_AsUTF8(version) : nullptr;
-            int major = v ? std::atoi(v) : 0;
-            if (type && PyType_Check(type) && (major == 1 || major == 2)) {
-                r.ndarray = (PyTypeObject *) type;
-                r.major = major;
-                type = nullptr;  // kept
-            }
-            Py_XDECREF(type);
-            Py_XDECREF(version);
-            Py_XDECREF(mod);
-            PyErr_Clear();
-            return r;
-        }();
-        return np;
+    /// Found once (process_state.h); `ndarray` stays NULL (no shortcut) unless NumPy 1.x or 2.x is
+    /// importable.
+    static const numpy_arrays &get() noexcept { return process_state<numpy_arrays>(make); }
+
+    static numpy_arrays make() noexcept {
+        numpy_arrays r;
+        py_ref mod = import_module("numpy");
+        py_ref type = attribute(mod.get(), "ndarray");
+        py_ref version = attribute(mod.get(), "__version__");
+        const char *v = version && PyUnicode_Check(version.get()) ? PyUnicode_AsUTF8(version.get()) : nullptr;
+        const int major = v ? std::atoi(v) : 0;
+        if (type && PyType_Check(type.get()) && (major == 1 || major == 2)) {
+            r.ndarray = (PyTypeObject *) type.release();  // kept
+            r.major = major;
+        }
+        PyErr_Clear();
+        return r;
     }
 
     /// `ml_dtypes.bfloat16`, the scalar type of the bfloat16 arrays that JAX and ml_dtypes hand NumPy
     /// (NumPy has none of its own, and its DLPack export and buffer protocol refuse it). Looked up in
     /// `sys.modules` (never imported) each time until found, then held for the process.
     static PyTypeObject *ml_bfloat16() noexcept {
-        static PyTypeObject *type = nullptr;
-        if (type) return type;
+        static std::atomic<PyTypeObject *> found{nullptr};
+        if (PyTypeObject *type = found.load(std::memory_order_acquire)) return type;
         PyObject *modules = PyImport_GetModuleDict();  // borrowed
         PyObject *mod = modules ? PyDict_GetItemString(modules, "ml_dtypes") : nullptr;  // borrowed
-        PyObject *t = mod ? PyObject_GetAttrString(mod, "bfloat16") : nullptr;
-        if (t && PyType_Check(t)) type = (PyTypeObject *) t;  // kept
-        else Py_XDECREF(t);
+        py_ref t = attribute(mod, "bfloat16");
         PyErr_Clear();
-        return type;
+        if (!t || !PyType_Check(t.get())) return nullptr;
+        PyTypeObject *expected = nullptr;
+        if (found.compare_exchange_strong(expected, (PyTypeObject *) t.get(), std::memory_order_acq_rel))
+            return (PyTypeObject *) t.release();  // kept for the process
+        return expected;  // another thread kept the same type first
     }
 
     /// Fills `t` (shape and strides in the caller's `shape`/`strides`, max_ndim entries each) and

@@ -32,6 +32,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "allocation.h"
 #include "array_t_members.h"
 #include "construction.h"
 #include "dtypes.h"
@@ -254,13 +255,19 @@ private:
 
 NAMESPACE_BEGIN(detail)
 
+// Two spellings of one DLPack dtype meet in this backend: nanobind's `nb::dlpack::dtype` (what
+// `nb::ndarray`'s constructors and `dtype()` use, so ported code keeps compiling) and dltensor's
+// `dlt::dlpack::DataType` (the core's). These are the only conversions between them.
+constexpr dlpack::dtype nanobind_dtype(dlt::dlpack::DataType t) noexcept { return {t.code, t.bits, t.lanes}; }
+constexpr dlt::dlpack::DataType dltensor_dtype(dlpack::dtype t) noexcept { return {t.code, t.bits, t.lanes}; }
+
 /// The DLPack view of a valid nanobind ndarray (shape and strides borrowed from it).
 template <typename... Args> dlt::dlpack::Tensor dltensor_view_of(const ndarray<Args...> &t) noexcept {
     dlt::dlpack::Tensor v{};
     v.data = const_cast<void *>((const void *) t.data_handle());
     v.device = {t.device_type(), t.device_id()};
     v.ndim = (int32_t) t.ndim();
-    v.dtype = {t.dtype().code, t.dtype().bits, t.dtype().lanes};
+    v.dtype = dltensor_dtype(t.dtype());
     v.shape = const_cast<int64_t *>(t.shape_ptr());
     v.strides = const_cast<int64_t *>(t.stride_ptr());
     v.byte_offset = t.byte_offset();
@@ -301,10 +308,9 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         size_t extents[dlt::dlpack::max_ndim];
         for (int32_t i = 0; i < t.ndim; ++i) extents[i] = (size_t) t.shape[i];
         // NULL strides (DLPack < 1.2) mean C order; nanobind derives them from 'C'.
-        value = Value((typename Value::VoidPtr) t.data, (size_t) t.ndim, extents, handle(im.owner), t.strides,
-                      dlpack::dtype{t.dtype.code, t.dtype.bits, t.dtype.lanes}, t.device.device_type,
+        value = Value((typename Value::VoidPtr) t.data, (size_t) t.ndim, extents, handle(im.owner.get()), t.strides,
+                      detail::nanobind_dtype(t.dtype), t.device.device_type,
                       t.device.device_id, 'C', t.byte_offset);
-        Py_DECREF(im.owner);  // the ndarray holds its own reference
         value.m_stream = im.stream;
         value.m_source = im.source;
         value.m_source_framework = im.source_framework;
@@ -391,12 +397,12 @@ dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, 
                                             (char) Config::Order::value, im, base::ReadOnly);
     if (rc > 0) throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
     if (rc < 0) throw python_error();
-    object owner = steal(im.owner);
+    object owner = steal(im.owner.release());
     const dlt::dlpack::Tensor &t = im.tensor;
     size_t extents[dlt::dlpack::max_ndim + 1];
     for (size_t i = 0; i < shape.size(); ++i) extents[i] = (size_t) t.shape[i];
     dltensor result((VoidPtr) t.data, shape.size(), extents, owner, t.strides,
-                    dlpack::dtype{t.dtype.code, t.dtype.bits, t.dtype.lanes}, t.device.device_type,
+                    detail::nanobind_dtype(t.dtype), t.device.device_type,
                     t.device.device_id, 'C', t.byte_offset);
     result.m_stream = im.stream;
     result.m_source = im.source;

@@ -36,21 +36,8 @@ struct numpy_c_api {
                                 int, PyObject *) = nullptr;
     int (*set_base_object)(PyObject *, PyObject *) = nullptr;  ///< `PyArray_SetBaseObject`: steals the base
 
-    /// The table, looked up once per process (needs the GIL; threads that race both look it up, one
-    /// result is kept).
-    static const numpy_c_api &get() noexcept {
-        static std::atomic<const numpy_c_api *> found{nullptr};
-        const numpy_c_api *api = found.load(std::memory_order_acquire);
-        if (api) return *api;
-        static const numpy_c_api none;
-        const numpy_c_api *fresh = new (std::nothrow) numpy_c_api(lookup());
-        if (!fresh) return none;
-        if (!found.compare_exchange_strong(api, fresh, std::memory_order_acq_rel)) {
-            delete fresh;  // another thread's lookup won
-            return *api;
-        }
-        return *fresh;
-    }
+    /// The table, looked up once (process_state.h).
+    static const numpy_c_api &get() noexcept { return process_state<numpy_c_api>(lookup); }
 
     /// NumPy's type number for `dtype` (native byte order), or -1 when NumPy has none (bfloat16, float8,
     /// lanes): such tensors take the public route.

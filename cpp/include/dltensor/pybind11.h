@@ -30,6 +30,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "allocation.h"
 #include "annotations.h"
 #include "array_t_members.h"
 #include "construction.h"
@@ -334,8 +335,8 @@ public:
             dlt::log_refusal(src.ptr(), dltensor_signature<Config>::value.s);  // for dltensor.explain()
             return false;
         }
-        dlt::tensor_handle *h = dlt::tensor_handle::create(im.tensor, im.owner, Value::ReadOnly, im.stream);
-        Py_DECREF(im.owner);  // the handle holds its own reference
+        // The handle takes its own reference to the owner; `im` drops the importer's.
+        dlt::tensor_handle *h = dlt::tensor_handle::create(im.tensor, im.owner.get(), Value::ReadOnly, im.stream);
         if (!h) { PyErr_Clear(); return false; }
         h->set_source(im.source, im.source_framework);
         value = Value(h, true);
@@ -398,7 +399,7 @@ dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, 
                                             im, ReadOnly);
     if (rc > 0) throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
     if (rc < 0) throw error_already_set();
-    object owner = reinterpret_steal<object>(im.owner);
+    object owner = reinterpret_steal<object>(im.owner.release());
     dlt::tensor_handle *h = dlt::tensor_handle::create(im.tensor, owner.ptr(), ReadOnly, im.stream);
     if (!h) throw error_already_set();
     h->set_source(im.source, im.source_framework);

@@ -67,6 +67,14 @@ inline void note_refused_tensor(const dlpack::Tensor &t, mismatch why, bool sour
 
 namespace detail {
 
+/// `check()`, recording what it refuses (the thread's refusal record, above) for the explanation of a
+/// failed call: every import route checks through this.
+inline mismatch check_noting(const requirements &r, const dlpack::Tensor &t, bool source_read_only) noexcept {
+    mismatch m = check(r, t, source_read_only);
+    if (m != mismatch::none) note_refused_tensor(t, m, source_read_only);
+    return m;
+}
+
 inline const char *device_name(int32_t type) noexcept {
     switch (type) {
         case dlpack::cpu: return "cpu";

@@ -12,6 +12,7 @@
 #endif
 #include <Python.h>
 
+#include <atomic>
 #include <string>
 
 #include "refusal.h"
@@ -86,9 +87,8 @@ inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nar
 /// Adds this module's reader to `_dltensor_refusals.readers` (once per module). Errors are cleared: the
 /// explanation is a convenience, never a reason for a call to fail.
 inline void register_refusal_reader() noexcept {
-    static bool registered = false;  // the GIL serializes this
-    if (registered) return;
-    registered = true;
+    static std::atomic<bool> registered{false};
+    if (registered.exchange(true, std::memory_order_acq_rel)) return;
     static PyMethodDef def = {"dltensor_refusals", (PyCFunction) (void (*)(void)) read_refusals, METH_FASTCALL,
                               "This thread's recent argument refusals in this extension module."};
     PyObject *module = PyImport_AddModule("_dltensor_refusals");  // borrowed

@@ -10,6 +10,8 @@
 
 #include "dlpack.h"
 #include "exchange.h"
+#include "process_state.h"
+#include "py_ref.h"
 #include "requirements.h"
 #include "torch_key_set.h"
 
@@ -57,45 +59,35 @@ struct torch_process {
     PyObject *torch_function = nullptr;     ///< `torch.Tensor.__torch_function__` as found on the type
     const dlpack::ExchangeAPI *api = nullptr;
 
-    /// Looked up at first use; every member stays NULL when PyTorch is absent. Raises nothing.
-    static const torch_process &get() noexcept {
-        static const torch_process p = [] {
-            torch_process r;
-            PyObject *torch = PyImport_ImportModule("torch");
-            PyObject *c = torch ? PyObject_GetAttrString(torch, "_C") : nullptr;
-            PyErr_Clear();
-            if (c) {
-                r.grad_enabled = PyObject_GetAttrString(c, "is_grad_enabled");                 // kept
-                r.inference_enabled = PyObject_GetAttrString(c, "is_inference_mode_enabled");   // kept
-                r.increment_version = PyObject_GetAttrString(c, "_increment_version");         // kept
-                r.disable_subclass = PyObject_GetAttrString(c, "DisableTorchFunctionSubclass"); // kept
-                PyErr_Clear();
-            }
-            PyObject *tensor = torch ? PyObject_GetAttrString(torch, "Tensor") : nullptr;
-            if (tensor && PyType_Check(tensor)) {
-                r.api = find_exchange_api((PyTypeObject *) tensor);
-                PyObject *key = PyUnicode_InternFromString("__torch_function__");
-                r.torch_function = key ? _PyType_Lookup((PyTypeObject *) tensor, key) : nullptr;
-                Py_XINCREF(r.torch_function);  // kept
-                Py_XDECREF(key);
-            }
-            Py_XDECREF(tensor);
-            Py_XDECREF(c);
-            Py_XDECREF(torch);
-            PyErr_Clear();
-            return r;
-        }();
-        return p;
+    /// Looked up once (process_state.h); every member stays NULL when PyTorch is absent. Raises nothing.
+    static const torch_process &get() noexcept { return process_state<torch_process>(make); }
+
+    static torch_process make() noexcept {
+        torch_process r;
+        py_ref torch = import_module("torch");
+        py_ref c = attribute(torch.get(), "_C");
+        r.grad_enabled = attribute(c.get(), "is_grad_enabled").release();                  // kept
+        r.inference_enabled = attribute(c.get(), "is_inference_mode_enabled").release();   // kept
+        r.increment_version = attribute(c.get(), "_increment_version").release();          // kept
+        r.disable_subclass = attribute(c.get(), "DisableTorchFunctionSubclass").release();  // kept
+        PyErr_Clear();
+        py_ref tensor = attribute(torch.get(), "Tensor");
+        if (tensor && PyType_Check(tensor.get())) {
+            r.api = find_exchange_api((PyTypeObject *) tensor.get());
+            py_ref key(PyUnicode_InternFromString("__torch_function__"));
+            r.torch_function = key ? _PyType_Lookup((PyTypeObject *) tensor.get(), key.get()) : nullptr;
+            Py_XINCREF(r.torch_function);  // kept
+        }
+        PyErr_Clear();
+        return r;
     }
 
     /// A global mode query; an error or a missing function counts as `unknown`.
     static bool mode(PyObject *fn, bool unknown) noexcept {
         if (!fn) return unknown;
-        PyObject *r = PyObject_Vectorcall(fn, nullptr, 0, nullptr);
+        const py_ref r(PyObject_Vectorcall(fn, nullptr, 0, nullptr));
         if (!r) { PyErr_Clear(); return unknown; }
-        bool v = r == Py_True;
-        Py_DECREF(r);
-        return v;
+        return r.get() == Py_True;
     }
     /// `torch.is_grad_enabled()`; true (the strict answer) when unknown.
     bool grad_mode() const noexcept { return mode(grad_enabled, true); }
@@ -107,20 +99,17 @@ struct torch_process {
     /// write raises instead of computing wrong gradients. Inference tensors have no counter (no-op).
     void mark_written(PyObject *t) const noexcept {
         if (!increment_version) return;
-        PyObject *tuple = PyTuple_Pack(1, t);
-        PyObject *r = tuple ? PyObject_Vectorcall(increment_version, &tuple, 1, nullptr) : nullptr;
-        Py_XDECREF(tuple);
-        if (!r) PyErr_Clear();
-        Py_XDECREF(r);
+        const py_ref tuple(PyTuple_Pack(1, t));
+        PyObject *args[] = {tuple.get()};
+        if (!tuple || !py_ref(PyObject_Vectorcall(increment_version, args, 1, nullptr))) PyErr_Clear();
     }
 };
 
 inline torch_checks torch_checks::of(PyTypeObject *base, PyTypeObject *type) noexcept {
     torch_checks c;
     auto lookup = [](PyTypeObject *tp, const char *n) -> PyObject * {
-        PyObject *key = PyUnicode_InternFromString(n);
-        PyObject *d = key ? _PyType_Lookup(tp, key) : nullptr;  // borrowed
-        Py_XDECREF(key);
+        const py_ref key(PyUnicode_InternFromString(n));
+        PyObject *d = key ? _PyType_Lookup(tp, key.get()) : nullptr;  // borrowed
         PyErr_Clear();
         return d;
     };
@@ -151,23 +140,22 @@ public:
     explicit torch_function_disabled(bool on) noexcept {
         PyObject *type = torch_process::get().disable_subclass;
         if (!on || !type) return;
-        ctx_ = PyObject_CallNoArgs(type);
-        PyObject *r = ctx_ ? PyObject_CallMethod(ctx_, "__enter__", nullptr) : nullptr;
-        if (!r) { PyErr_Clear(); Py_CLEAR(ctx_); }
-        Py_XDECREF(r);
+        ctx_ = py_ref(PyObject_CallNoArgs(type));
+        if (!ctx_ || !call_method(ctx_.get(), "__enter__")) {
+            PyErr_Clear();
+            ctx_ = py_ref();
+        }
     }
     ~torch_function_disabled() {
         if (!ctx_) return;
-        PyObject *r = PyObject_CallMethod(ctx_, "__exit__", "OOO", Py_None, Py_None, Py_None);
-        if (!r) PyErr_Clear();
-        Py_XDECREF(r);
-        Py_DECREF(ctx_);
+        PyObject *args[] = {Py_None, Py_None, Py_None};
+        if (!call_method(ctx_.get(), "__exit__", args, 3)) PyErr_Clear();
     }
     torch_function_disabled(const torch_function_disabled &) = delete;
     torch_function_disabled &operator=(const torch_function_disabled &) = delete;
 
 private:
-    PyObject *ctx_ = nullptr;
+    py_ref ctx_;
 };
 
 /// `tensor.flip(dims)`: a copy with those dimensions reversed. Steals `tensor`; a new reference, or NULL
@@ -175,20 +163,43 @@ private:
 /// tensor it views: PyTorch tensors cannot have negative strides, and `torch.from_dlpack` aborts the
 /// process on them.
 inline PyObject *torch_flip(PyObject *tensor, const int64_t *dims, int32_t n) noexcept {
-    if (!tensor) return nullptr;
-    PyObject *list = PyTuple_New(n);
+    const py_ref t(tensor);
+    if (!t) return nullptr;
+    py_ref list(PyTuple_New(n));
     for (int32_t i = 0; list && i < n; ++i) {
         PyObject *d = PyLong_FromLongLong(dims[i]);
-        if (!d) { Py_CLEAR(list); break; }
-        PyTuple_SET_ITEM(list, i, d);
+        if (!d) { list = py_ref(); break; }
+        PyTuple_SET_ITEM(list.get(), i, d);
     }
-    static PyObject *name = PyUnicode_InternFromString("flip");
-    PyObject *args[] = {tensor, list};
-    PyObject *out = list && name ? PyObject_VectorcallMethod(name, args, 2, nullptr)
-                                 : nullptr;
-    Py_XDECREF(list);
-    Py_DECREF(tensor);
-    return out;
+    PyObject *args[] = {list.get()};
+    return list ? call_method(t.get(), "flip", args, 1).release() : nullptr;
+}
+
+/// A copy of PyTorch tensor `src` that C++ can read: conjugate and negative views materialized (no-ops
+/// otherwise), then `.to(torch.<dtype>)` where `dtype` (a dtype name, e.g. "float32") is given,
+/// `.clone()` when `fresh` (a misaligned tensor: only a fresh copy is aligned), then `order` 'C' or 'F'
+/// ('K': as it is; F order through reversed axes made C-contiguous). Empty, with the error set, on failure.
+inline py_ref torch_converted(PyObject *src, PyObject *dtype, char order, bool fresh) noexcept {
+    py_ref t = call_method(src, "resolve_conj");
+    if (t) t = call_method(t.get(), "resolve_neg");
+    if (t && dtype) {
+        py_ref torch = import_module("torch");
+        py_ref torch_dtype(torch ? PyObject_GetAttr(torch.get(), dtype) : nullptr);
+        PyObject *args[] = {torch_dtype.get()};
+        t = torch_dtype ? call_method(t.get(), "to", args, 1) : py_ref();
+    }
+    if (t && fresh) t = call_method(t.get(), "clone");
+    if (!t || order == 'K') return t;
+    if (order == 'C') return call_method(t.get(), "contiguous");
+    py_ref dim = call_method(t.get(), "dim");
+    const long nd = dim ? PyLong_AsLong(dim.get()) : -1;
+    py_ref perm(nd >= 0 ? PyTuple_New(nd) : nullptr);
+    if (!perm) return perm;
+    for (long i = 0; i < nd; ++i) PyTuple_SET_ITEM(perm.get(), i, PyLong_FromLong(nd - 1 - i));
+    PyObject *args[] = {perm.get()};
+    py_ref reversed = call_method(t.get(), "permute", args, 1);
+    py_ref compact = reversed ? call_method(reversed.get(), "contiguous") : py_ref();
+    return compact ? call_method(compact.get(), "permute", args, 1) : py_ref();
 }
 
 /// The exchange API of `torch.Tensor`; NULL when PyTorch is not installed or predates the API.
@@ -235,6 +246,22 @@ inline mismatch torch_precheck(PyObject *src, const torch_checks &c, const requi
     const bool grad = c.needs_grad(src);
     if (requires_grad) *requires_grad = grad;
     return grad && torch_process::get().grad_mode() ? mismatch::requires_grad : mismatch::none;
+}
+
+/// The public route's precheck (`__dlpack__`): torch_precheck(), and the object to export. PyTorch's
+/// `__dlpack__` refuses tensors that require grad, so for those `detached` receives `src.detach()` (a view
+/// of the same memory), to be exported instead of `src`; else it stays empty.
+inline mismatch torch_dlpack_precheck(PyObject *src, const torch_checks &c, const requirements &r,
+                                      py_ref &detached) noexcept {
+    bool grad = false;
+    const mismatch m = torch_precheck(src, c, r, true, &grad);
+    if (m != mismatch::none || !grad) return m;
+    detached = call_method(src, "detach");
+    if (!detached) {
+        PyErr_Clear();
+        return mismatch::invalid;
+    }
+    return mismatch::none;
 }
 
 } // namespace dlt

@@ -24,6 +24,7 @@
 #endif
 
 #include "dlpack.h"
+#include "process_state.h"  // torch_key_set_enabled(): the switch
 
 namespace dlt {
 
@@ -77,16 +78,6 @@ struct torch_key_set {
 private:
     static torch_key_set calibrate(const dlpack::ExchangeAPI *api) noexcept;
 };
-
-/// Whether imports read the bits through `torch_key_set` (else they always ask the queries). On unless the
-/// environment variable `DLTENSOR_TORCH_KEY_SET` is `0` when first asked; tests switch it at run time.
-inline std::atomic<bool> &torch_key_set_enabled() noexcept {
-    static std::atomic<bool> on{[] {
-        const char *v = std::getenv("DLTENSOR_TORCH_KEY_SET");
-        return !(v && std::strcmp(v, "0") == 0);
-    }()};
-    return on;
-}
 
 namespace detail {
 

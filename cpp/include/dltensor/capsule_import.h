@@ -1,0 +1,154 @@
+// dltensor/capsule_import.h: DLPack capsules in: reading one ("dltensor" / "dltensor_versioned"),
+// consuming it exactly once, the owner capsule that calls its deleter, and `__dlpack__` calls that make
+// one. Written against the CPython C API only, so every backend shares it.
+//
+// Ownership rules, each pinned by a test (tests/test_import.py, test_bad_input.py):
+// - A capsule is consumed (renamed "used_dltensor[_versioned]", destructor cleared) only when the tensor
+//   is accepted; a rejected capsule is left untouched, so its producer still frees it.
+// - An accepted tensor's deleter runs exactly once, when the owner object returned here is freed; that
+//   is a Python object, so it is freed with the GIL held. The owner is a new capsule that calls the
+//   deleter, or, for a `__dlpack__` result that nobody else holds, that capsule itself (its producer's
+//   destructor calls the deleter; nothing else can reach it to consume it a second time).
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <cstring>
+#include <utility>
+
+#include "dlpack.h"
+#include "import_result.h"
+#include "process_state.h"
+#include "py_ref.h"
+#include "refusal.h"
+#include "requirements.h"
+
+namespace dlt {
+namespace detail {
+
+// Owner capsules: the accepted managed tensor, freed through its deleter when the capsule dies.
+inline constexpr const char *owner_name = "dltensor.owner";
+inline constexpr const char *owner_name_versioned = "dltensor.owner_versioned";
+
+inline void release_owner(PyObject *capsule) noexcept {
+    auto *mt = static_cast<dlpack::ManagedTensor *>(PyCapsule_GetPointer(capsule, owner_name));
+    if (mt && mt->deleter) mt->deleter(mt);
+    else if (!mt) PyErr_Clear();
+}
+
+inline void release_owner_versioned(PyObject *capsule) noexcept {
+    auto *mt = static_cast<dlpack::ManagedTensorVersioned *>(
+        PyCapsule_GetPointer(capsule, owner_name_versioned));
+    if (mt && mt->deleter) mt->deleter(mt);
+    else if (!mt) PyErr_Clear();
+}
+
+/// A versioned managed tensor that the core owns (an owning export, an allocation): its deleter runs
+/// when this is destroyed, unless `into_owner()` handed it to an owner capsule first.
+class managed_tensor_ref {
+public:
+    managed_tensor_ref() noexcept = default;
+    ~managed_tensor_ref() {
+        if (mt_ && mt_->deleter) mt_->deleter(mt_);
+    }
+    managed_tensor_ref(const managed_tensor_ref &) = delete;
+    managed_tensor_ref &operator=(const managed_tensor_ref &) = delete;
+
+    dlpack::ManagedTensorVersioned *get() const noexcept { return mt_; }
+    /// Where a C API call that hands out a managed tensor writes it (while this holds none).
+    dlpack::ManagedTensorVersioned **out() noexcept { return &mt_; }
+    /// An owner capsule that calls the deleter from now on (when the capsule is freed). Empty, with the
+    /// error set, when the capsule cannot be made; the deleter then still runs here.
+    py_ref into_owner() noexcept {
+        py_ref capsule(PyCapsule_New(mt_, owner_name_versioned, release_owner_versioned));
+        if (capsule) mt_ = nullptr;
+        return capsule;
+    }
+
+private:
+    dlpack::ManagedTensorVersioned *mt_ = nullptr;
+};
+
+/// Reads a DLPack capsule ("dltensor" or "dltensor_versioned") and, when its tensor is valid and
+/// satisfies `r`, takes ownership: `out` receives the view and an owner, and the capsule is marked used.
+/// Anything else leaves the capsule untouched. `immutable`: the source forbids writes regardless of flags.
+/// `adopt`: the capsule is a `__dlpack__` result held only by the caller, which may keep it as the owner.
+inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool immutable, bool adopt,
+                               imported &out) noexcept {
+    const char *name = PyCapsule_GetName(capsule);
+    if (!name) { PyErr_Clear(); return mismatch::invalid; }
+    bool versioned;
+    if (std::strcmp(name, dlpack::capsule_name_versioned) == 0) versioned = true;
+    else if (std::strcmp(name, dlpack::capsule_name) == 0) versioned = false;
+    else return mismatch::invalid;  // foreign, or already consumed ("used_dltensor...")
+
+    void *ptr = PyCapsule_GetPointer(capsule, name);
+    if (!ptr) { PyErr_Clear(); return mismatch::invalid; }
+
+    const dlpack::Tensor *t;
+    bool read_only = immutable;
+    if (versioned) {
+        auto *mt = static_cast<dlpack::ManagedTensorVersioned *>(ptr);
+        if (mt->version.major != dlpack::major_version) return mismatch::invalid;
+        read_only |= (mt->flags & dlpack::flag_read_only) != 0;
+        t = &mt->dl_tensor;
+    } else {
+        t = &static_cast<dlpack::ManagedTensor *>(ptr)->dl_tensor;
+    }
+    if (validate(*t)) return mismatch::invalid;
+    out.seen = t->dtype;
+    mismatch m = check_noting(r, *t, read_only);
+    if (m != mismatch::none) return m;
+
+    if (adopt && Py_REFCNT(capsule) == 1 && PyCapsule_GetDestructor(capsule)) {
+        // A fresh capsule from __dlpack__ that nobody else can reach: it is its own owner. Its producer's
+        // destructor calls the deleter exactly once when the last tensor using it lets go.
+        out.tensor = *t;
+        out.owner = py_ref::borrow(capsule);
+        return mismatch::none;
+    }
+    py_ref owner(PyCapsule_New(ptr, versioned ? owner_name_versioned : owner_name,
+                               versioned ? release_owner_versioned : release_owner));
+    if (!owner) { PyErr_Clear(); return mismatch::invalid; }
+    // Consume: from here on the owner alone calls the deleter.
+    if (PyCapsule_SetDestructor(capsule, nullptr) != 0 ||
+        PyCapsule_SetName(capsule, versioned ? dlpack::used_capsule_name_versioned
+                                             : dlpack::used_capsule_name) != 0) {
+        // Cannot happen for a valid capsule; refuse rather than risk a double free.
+        PyErr_Clear();
+        PyCapsule_SetDestructor(owner.get(), nullptr);
+        return mismatch::invalid;
+    }
+    out.tensor = *t;
+    out.owner = std::move(owner);
+    return mismatch::none;
+}
+
+/// Calls `src.__dlpack__(max_version=(1, minor))`, falling back to `src.__dlpack__()` for producers that
+/// predate `max_version` (they raise TypeError). `method` is `__dlpack__` as found on the type: a plain
+/// function or method descriptor is called directly with `src` as its first argument, skipping the
+/// attribute lookup. Empty, with no error set, on failure.
+inline py_ref call_dlpack(PyObject *src, PyObject *method) noexcept {
+    const py_names &c = py_names::get();
+    if (!c.ok()) return py_ref();
+    PyObject *args[] = {src, c.max_version};
+    const bool direct = PyFunction_Check(method) || Py_IS_TYPE(method, &PyMethodDescr_Type);
+    const py_ref keep = py_ref::borrow(method);  // the call may change the type's dict
+    auto call = [&](PyObject *kwnames) {
+        return py_ref(direct ? PyObject_Vectorcall(method, args, 1, kwnames)
+                             : PyObject_VectorcallMethod(c.dlpack_method, args, 1, kwnames));
+    };
+    py_ref res = call(c.max_version_kwnames);
+    if (!res && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        res = call(nullptr);
+    }
+    if (!res) PyErr_Clear();
+    return res;
+}
+
+} // namespace detail
+} // namespace dlt

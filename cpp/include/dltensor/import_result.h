@@ -1,0 +1,35 @@
+// dltensor/import_result.h: what an import hands a backend: the validated view, the reference that keeps
+// it alive, and where it came from. Every import route (import.h) fills one. Written against the CPython
+// C API only, so every backend shares it.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <cstdint>
+
+#include "dlpack.h"
+#include "frameworks.h"
+#include "py_ref.h"
+
+namespace dlt {
+
+/// The result of an import. Only `seen` is meaningful when a route refuses the tensor.
+struct imported {
+    dlpack::Tensor tensor{};  ///< The validated view; strides may be NULL (C order).
+    py_ref owner;             ///< Keeps `tensor` alive; a backend takes it over (`owner.release()`).
+    /// The caller's object the tensor came from (after a conversion: the converted copy), borrowed: `owner`
+    /// keeps it alive. What a binding returns for the tensor (`f(x) is x`). NULL for raw capsules.
+    PyObject *source = nullptr;
+    int source_framework = fw_none;  ///< The framework `source` belongs to (frameworks.h numbers).
+    void *stream = nullptr;          ///< The producer's current work stream (exchange API, non-CPU), else NULL.
+    /// The dtype of the tensor a route found, also when it refused it: what a conversion starts from
+    /// (`bits == 0`: no tensor was found).
+    dlpack::DataType seen{0, 0, 0};
+    int64_t shape[dlpack::max_ndim];    ///< Storage for `tensor.shape` when the importer derives it.
+    int64_t strides[dlpack::max_ndim];  ///< Storage for `tensor.strides` when the importer derives them.
+};
+
+} // namespace dlt
