@@ -1,5 +1,13 @@
 // tests/backend.h: the one place where the C++ test module names its binding library. Every test_*.cpp
 // is written against `py::` (and the few spellings below), so the same sources build per backend.
+//
+// The module's layout (tests/test_module.cpp): one submodule per topic, shared helpers in `common`.
+// tests/test_X.cpp defines `init_X(m)`, which registers the submodule `X` of the root module `m`
+// (`imports` for test_import.cpp: `import` is a Python keyword) and defines every function of that topic
+// on it; tests/test_X.py calls only `m.X.<fn>` and `m.common.<fn>`. `common` (tests/test_common.cpp, with
+// the DLPack producer of tests/producer.cpp) holds what several test files call: the producer, the
+// counters below, generic readers and writers, the fast-path switch. Files without a .cpp of their own
+// (test_leaks.py, test_threads.py, test_bad_input.py, ...) call any topic's submodule by its name.
 #pragma once
 
 #if defined(DLTENSOR_TEST_PYBIND11)
@@ -42,6 +50,7 @@ inline auto weak_referenceable() { return py::is_weak_referenceable(); }
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace tb {
 /// Counters that the owners/deleters of the test module bump; read from Python.
@@ -52,15 +61,41 @@ struct counters {
     long deleter_calls_without_gil = 0;
 };
 inline counters &count() { static counters c; return c; }
+
+/// An owner capsule for `new float[]` data that counts its release, and whether the GIL was held.
+inline py::capsule counting_owner(float *data) {
+    return py::capsule(data, [](void *p) noexcept {
+        counters &c = count();
+        ++c.owner_frees;
+        if (!PyGILState_Check()) ++c.owner_frees_without_gil;
+        delete[] static_cast<float *>(p);
+    });
+}
+
+/// A returned float32 vector 0, 1, ..., n - 1 (annotated `Tags...`) whose owner is a counting_owner.
+template <typename... Tags> auto arange(size_t n) {
+    auto *data = new float[n];
+    for (size_t i = 0; i < n; ++i) data[i] = (float) i;
+    return py::dltensor<Tags..., float, py::ndim<1>>(data, {n}, counting_owner(data));
+}
+
+/// The tensors C++ keeps beyond a call: `common.keep` appends, `ownership.release_kept_without_gil`
+/// drops them without the GIL.
+inline std::vector<py::dltensor<py::ro>> &kept() {
+    static std::vector<py::dltensor<py::ro>> v;
+    return v;
+}
 } // namespace tb
 
-void init_import(py::module_ &m);
+// One submodule per topic (see the top of this file); each init_X(m) registers `X` on the root module m.
+void init_common(py::module_ &m);    // `common`: shared helpers; calls init_producer
+void init_producer(py::module_ &common);  // registers producer_capsule on `common` (tests/producer.py)
+void init_import(py::module_ &m);    // `imports`
 void init_constraints(py::module_ &m);
 void init_conversion(py::module_ &m);
 void init_dtypes(py::module_ &m);
 void init_export(py::module_ &m);
 void init_ownership(py::module_ &m);
-void init_producer(py::module_ &m);
 #if !defined(DLTENSOR_TEST_PYBIND11)
 void init_ndarray_compat(py::module_ &m);  // nanobind only: py::dltensor is an nb::ndarray there
 #endif

@@ -56,7 +56,9 @@ def load_backend(backend: str):
 
 @pytest.fixture(scope="session", params=BACKENDS)
 def backend_module(request):
-    """The C++ test module for one backend."""
+    """The C++ test module for one backend: one submodule per topic (`m.torch` for test_torch.py, defined in
+    test_torch.cpp; `m.imports` for test_import.py) and `m.common`, the helpers several files share
+    (test_common.cpp); see tests/test_module.cpp."""
     return load_backend(request.param)
 
 
@@ -69,7 +71,7 @@ PATHS = ["exchange", "exchange-queries", "dlpack"]
 
 def route(module, path):
     """Routes `module`'s imports through `path` (one of PATHS; None: the default, the fast path)."""
-    module.set_exchange_api(path != "dlpack")
+    module.common.set_fast_paths(path != "dlpack")
     module.torch_key_set.set_enabled(path != "exchange-queries")
 
 

@@ -114,15 +114,33 @@ template <typename Tensor> py::object shape_tuple(const Tensor &x, bool strides)
     return t;
 }
 
-/// (ndim, shape, strides, (code, bits, lanes), device_type, device_id, data address, read_only, size,
-///  itemsize, nbytes): everything the accessors report.
-template <typename Tensor> py::object describe(const Tensor &x) {
+/// Everything the accessors report, by name: ndim, shape, strides, dtype ((code, bits, lanes)),
+/// device_type, device_id, data (the first element's address), read_only, size, itemsize, nbytes.
+template <typename Tensor> py::dict describe(const Tensor &x) {
     auto dt = x.dtype();
-    py::object shape = shape_tuple(x, false), strides = shape_tuple(x, true);
-    return steal(Py_BuildValue("(nOO(iii)iiKOnnn)", (Py_ssize_t) x.ndim(), shape.ptr(), strides.ptr(),
-                               (int) dt.code, (int) dt.bits, (int) dt.lanes, x.device_type(), x.device_id(),
-                               (unsigned long long) (uintptr_t) x.data(), x.read_only() ? Py_True : Py_False,
-                               (Py_ssize_t) x.size(), (Py_ssize_t) x.itemsize(), (Py_ssize_t) x.nbytes()));
+    py::dict d;
+    d["ndim"] = (long long) x.ndim();
+    d["shape"] = shape_tuple(x, false);
+    d["strides"] = shape_tuple(x, true);
+    d["dtype"] = py::make_tuple((int) dt.code, (int) dt.bits, (int) dt.lanes);
+    d["device_type"] = (int) x.device_type();
+    d["device_id"] = (int) x.device_id();
+    d["data"] = (unsigned long long) (uintptr_t) x.data();
+    d["read_only"] = x.read_only();
+    d["size"] = (long long) x.size();
+    d["itemsize"] = (long long) x.itemsize();
+    d["nbytes"] = (long long) x.nbytes();
+    return d;
+}
+
+/// What a parameter received, by name: values (every element, in C logical order), strides and data
+/// (the first element's address): whether, and how, the argument was converted.
+template <typename Tensor> py::dict contents(const Tensor &x) {
+    py::dict d;
+    d["values"] = values(x);
+    d["strides"] = shape_tuple(x, true);
+    d["data"] = (unsigned long long) (uintptr_t) x.data();
+    return d;
 }
 
 } // namespace tb

@@ -1,5 +1,6 @@
 // tests/producer.cpp: a DLPack producer that can set every field, including malformed ones, and counts
-// its deleter calls. Python builds specs in tests/producer.py; the capsules feed every import test.
+// its deleter calls (common.deleter_calls). Python builds specs in tests/producer.py; the capsules feed
+// every import test. Registered on the submodule `common` (tests/test_common.cpp).
 #include "backend.h"
 
 #include <algorithm>
@@ -162,11 +163,7 @@ py::object make_capsule(py::object storage, py::object spec_obj) {
 
 } // namespace
 
-void init_producer(py::module_ &m) {
-    m.def("producer_capsule", &make_capsule, py::arg("storage").none(), py::arg("spec").none(),
-          "A DLPack capsule built from a spec dict (see tests/producer.py).");
-    m.def("deleter_calls", [] { return tb::count().deleter_calls; });
-    m.def("deleter_calls_without_gil", [] { return tb::count().deleter_calls_without_gil; });
-    m.def("owner_frees", [] { return tb::count().owner_frees; });
-    m.def("owner_frees_without_gil", [] { return tb::count().owner_frees_without_gil; });
+void init_producer(py::module_ &common) {
+    common.def("producer_capsule", &make_capsule, py::arg("storage").none(), py::arg("spec").none(),
+               "A DLPack capsule built from a spec dict (see tests/producer.py).");
 }

@@ -1,5 +1,6 @@
-"""Python side of the test producer (tests/producer.cpp): capsules with any DLPack field, and objects
-whose ``__dlpack__`` returns them, raises, or returns garbage."""
+"""Python side of the test producer (tests/producer.cpp, ``m.common.producer_capsule``): capsules with any
+DLPack field, and objects whose ``__dlpack__`` returns them, raises, or returns garbage. ``m`` is the test
+module (the root)."""
 
 FLOAT32 = (2, 32, 1)
 FLOAT64 = (2, 64, 1)
@@ -7,7 +8,7 @@ FLOAT64 = (2, 64, 1)
 
 def capsule(m, storage, **spec):
     """A DLPack capsule over ``storage`` (a buffer, or None) described by ``spec`` (see producer.cpp)."""
-    return m.producer_capsule(storage, spec)
+    return m.common.producer_capsule(storage, spec)
 
 
 class Exporter:
@@ -21,7 +22,7 @@ class Exporter:
         self.calls.append(max_version)
         spec = dict(self.spec)
         spec.setdefault("versioned", max_version is not None and max_version[0] >= 1)
-        return self.m.producer_capsule(self.storage, spec)
+        return self.m.common.producer_capsule(self.storage, spec)
 
     def __dlpack_device__(self):
         return tuple(self.spec.get("device", (1, 0)))
@@ -32,7 +33,7 @@ class LegacyExporter(Exporter):
 
     def __dlpack__(self, stream=None):
         self.calls.append(None)
-        return self.m.producer_capsule(self.storage, dict(self.spec, versioned=False))
+        return self.m.common.producer_capsule(self.storage, dict(self.spec, versioned=False))
 
 
 class Raising:

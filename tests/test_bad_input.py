@@ -15,20 +15,20 @@ INCOMPATIBLE = "incompatible function arguments"
                                    object(), np.float64(1.0).item, type, range(3)])
 def test_non_tensors_are_rejected(m, value):
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.take_f32(value)
+        m.common.take_f32(value)
 
 
 @pytest.mark.parametrize("exc", [RuntimeError("boom"), BufferError("no"), TypeError("bad kw"),
                                  ValueError("x"), MemoryError(), KeyboardInterrupt()])
 def test_dlpack_that_raises_is_rejected(m, exc):
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.values(Raising(exc))
+        m.common.values(Raising(exc))
 
 
 @pytest.mark.parametrize("value", [None, 42, "dltensor", np.zeros(2), object()])
 def test_dlpack_returning_garbage_is_rejected(m, value):
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.values(Returning(value))
+        m.common.values(Returning(value))
 
 
 MALFORMED = {
@@ -62,42 +62,42 @@ def test_malformed_capsule_is_rejected_and_not_consumed(m, case, via):
     spec = MALFORMED[case]
     storage = np.zeros(4, np.float32)
     gc.collect()
-    before = m.deleter_calls()
+    before = m.common.deleter_calls()
     cap = capsule(m, storage, **spec)
     name_before = repr(cap).split('"')[1]
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.values(cap if via == "capsule" else Returning(cap))
+        m.common.values(cap if via == "capsule" else Returning(cap))
     assert repr(cap).split('"')[1] == name_before  # not consumed
-    assert m.deleter_calls() == before  # not freed by the consumer
+    assert m.common.deleter_calls() == before  # not freed by the consumer
     del cap
     gc.collect()
-    assert m.deleter_calls() == before + 1  # the producer frees it, exactly once
+    assert m.common.deleter_calls() == before + 1  # the producer frees it, exactly once
 
 
 def test_newer_minor_version_is_accepted(m):
     storage = np.arange(2, dtype=np.float32)
-    assert m.values(capsule(m, storage, shape=(2,), version=(1, 99))) == [0, 1]
+    assert m.common.values(capsule(m, storage, shape=(2,), version=(1, 99))) == [0, 1]
 
 
 def test_unknown_flags_do_not_matter(m):
     # Flags other than read-only (is-copied, sub-byte padded, and undefined bits) never make a tensor
     # read-only: a writable parameter binds and the write lands.
     storage = np.arange(2, dtype=np.float32)
-    assert m.values(capsule(m, storage, shape=(2,), flags=0b110)) == [0, 1]
-    m.fill(capsule(m, storage, shape=(2,), flags=0b110 | (1 << 40)), 3.0)
+    assert m.common.values(capsule(m, storage, shape=(2,), flags=0b110)) == [0, 1]
+    m.common.fill(capsule(m, storage, shape=(2,), flags=0b110 | (1 << 40)), 3.0)
     assert storage.tolist() == [3, 3]
 
 
 def test_big_endian_buffer_is_rejected_or_converted(m):
     be = np.arange(3, dtype=">f4")
     with pytest.raises(TypeError):
-        m.take_f32(be)  # writable: needs a byte swap, i.e. a copy
-    assert m.ro_f64(be)[0] == [0, 1, 2]  # read-only: converted by NumPy
+        m.common.take_f32(be)  # writable: needs a byte swap, i.e. a copy
+    assert m.conversion.ro_f64(be)["values"] == [0, 1, 2]  # read-only: converted by NumPy
 
 
 def test_non_native_struct_formats_are_rejected(m):
     mv = memoryview(bytearray(8)).cast("B").cast("d")
-    assert m.values(mv) == [0.0]
+    assert m.common.values(mv) == [0.0]
     import array
     with pytest.raises(TypeError):
-        m.take_f32(memoryview(array.array("u", "ab")))  # unicode chars: no DLPack dtype
+        m.common.take_f32(memoryview(array.array("u", "ab")))  # unicode chars: no DLPack dtype

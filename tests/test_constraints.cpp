@@ -1,5 +1,6 @@
 // tests/test_constraints.cpp: dtype, ndim, extents, device, order and writability constraints, overload
-// resolution across them, and the signature text of the "incompatible function arguments" error.
+// resolution across them, and the signature text of the "incompatible function arguments" error;
+// registered as the submodule `constraints` (the README's `norms` and `take_f32` are common's).
 #include "elements.h"
 
 #include <string>
@@ -10,23 +11,15 @@ static_assert(std::is_same_v<py::dltensor<const float, py::shape<2, 2>, py::c_co
 static_assert(py::dltensor<py::ro, float>::ReadOnly && py::dltensor<float, py::ro>::ReadOnly);
 static_assert(!py::dltensor<float>::ReadOnly && py::dltensor<const float>::ReadOnly);
 
-void init_constraints(py::module_ &m) {
-    m.def("norms", [](py::dltensor<py::shape<-1, 3>, const float, py::device::cpu, py::c_contig> pts) {
-        py::object out = tb::steal(PyList_New(0));
-        for (size_t i = 0; i < pts.shape(0); ++i) {
-            double s = 0;
-            for (size_t j = 0; j < 3; ++j) s += (double) pts(i, j) * pts(i, j);
-            py::object v = tb::steal(PyFloat_FromDouble(s));
-            PyList_Append(out.ptr(), v.ptr());
-        }
-        return out;
-    }, py::arg("pts"), "Squared row norms of an (n, 3) float32 C-contiguous CPU matrix.");
-    m.def("take_f32", [](py::dltensor<float> x) { return x.ndim(); });
+void init_constraints(py::module_ &parent) {
+    py::module_ m = parent.def_submodule("constraints", "Constraints and overloads (tests/test_constraints.py).");
     m.def("take_ndim2", [](py::dltensor<py::ndim<2>, py::ro> x) { return x.shape(0) * 10 + x.shape(1); });
     m.def("take_2x3", [](py::dltensor<py::shape<2, 3>, py::ro> x) { return x.size(); });
     m.def("take_0d", [](py::dltensor<py::shape<>, const double> x) { return *x.data(); });
     m.def("take_c", [](py::dltensor<const float, py::c_contig> x) { return tb::values(x); });
     m.def("take_f", [](py::dltensor<const float, py::f_contig> x) { return tb::values(x); });
+    m.def("take_f_contents", [](py::dltensor<const float, py::f_contig> x) { return tb::contents(x); },
+          "The values, strides and data address that a read-only F-contiguous float32 parameter received.");
     m.def("take_any_contig", [](py::dltensor<const float, py::any_contig> x) { return tb::values(x); });
     m.def("take_c_rw", [](py::dltensor<float, py::c_contig> x) { return tb::values(x); });
     m.def("take_cpu", [](py::dltensor<py::ro, py::device::cpu> x) { return x.device_type(); });

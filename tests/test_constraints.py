@@ -17,12 +17,12 @@ INCOMPATIBLE = "incompatible function arguments"
 def test_documented_example_computes_row_norms(m):
     pts = [[1, 2, 2], [0, 3, 4]]
     for x in (np.array(pts, np.float32), torch.tensor(pts, dtype=torch.float32), jnp.array(pts, jnp.float32)):
-        assert m.norms(x) == [9.0, 25.0]
+        assert m.common.norms(x) == [9.0, 25.0]
 
 
 def test_error_signature_names_every_annotation(m):
     with pytest.raises(TypeError, match=INCOMPATIBLE) as e:
-        m.norms(np.zeros((2, 4), np.float32))
+        m.common.norms(np.zeros((2, 4), np.float32))
     msg = str(e.value)
     # nanobind renders dtype=float32 and shape=(*, 3); pybind11 a Python annotation: dtype='float32' and
     # shape=(None, 3). Both name every annotation.
@@ -37,59 +37,59 @@ def test_error_signature_names_every_annotation(m):
 ])
 def test_wrong_dtype_is_rejected(m, make):
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.take_f32(make())
+        m.common.take_f32(make())
 
 
 def test_ndim_and_fixed_extents(m):
-    assert m.take_ndim2(np.zeros((2, 7))) == 27
-    assert m.take_ndim2(torch.zeros(3, 1)) == 31
+    assert m.constraints.take_ndim2(np.zeros((2, 7))) == 27
+    assert m.constraints.take_ndim2(torch.zeros(3, 1)) == 31
     with pytest.raises(TypeError):
-        m.take_ndim2(np.zeros(3))
+        m.constraints.take_ndim2(np.zeros(3))
     with pytest.raises(TypeError):
-        m.take_ndim2(np.zeros((1, 2, 3)))
-    assert m.take_2x3(jnp.zeros((2, 3))) == 6
+        m.constraints.take_ndim2(np.zeros((1, 2, 3)))
+    assert m.constraints.take_2x3(jnp.zeros((2, 3))) == 6
     for bad in (np.zeros((3, 2)), np.zeros((2, 4)), np.zeros(6)):
         with pytest.raises(TypeError):
-            m.take_2x3(bad)
+            m.constraints.take_2x3(bad)
     with pytest.raises(TypeError):
-        m.take_0d(np.zeros(1))
+        m.constraints.take_0d(np.zeros(1))
 
 
 def test_device_constraint(m):
     storage = np.zeros(4, np.float32)
-    assert m.take_cpu(np.zeros(2)) == 1
+    assert m.constraints.take_cpu(np.zeros(2)) == 1
     with pytest.raises(TypeError):
-        m.take_cuda(np.zeros(2))
+        m.constraints.take_cuda(np.zeros(2))
     # A tensor that claims to live on CUDA device 0 (never dereferenced by these functions).
-    assert m.take_cuda(capsule(m, storage, shape=(4,), device=(2, 0))) == 2
+    assert m.constraints.take_cuda(capsule(m, storage, shape=(4,), device=(2, 0))) == 2
     with pytest.raises(TypeError):
-        m.take_cpu(capsule(m, storage, shape=(4,), device=(2, 0)))
+        m.constraints.take_cpu(capsule(m, storage, shape=(4,), device=(2, 0)))
 
 
 def test_c_and_f_order(m):
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     f = np.asfortranarray(a)
-    assert m.take_c_rw(a) == a.ravel().tolist()
+    assert m.constraints.take_c_rw(a) == a.ravel().tolist()
     with pytest.raises(TypeError):
-        m.take_c_rw(f)  # writable: no copy, so no match
+        m.constraints.take_c_rw(f)  # writable: no copy, so no match
     with pytest.raises(TypeError):
-        m.take_c_rw(a[:, ::2])
-    assert m.take_f(f) == a.ravel().tolist()
-    assert m.take_any_contig(f) == a.ravel().tolist()
-    assert m.take_any_contig(a) == a.ravel().tolist()
+        m.constraints.take_c_rw(a[:, ::2])
+    assert m.constraints.take_f(f) == a.ravel().tolist()
+    assert m.constraints.take_any_contig(f) == a.ravel().tolist()
+    assert m.constraints.take_any_contig(a) == a.ravel().tolist()
 
 
 def test_size_one_and_zero_size_dimensions_place_no_constraint_on_strides(m):
     storage = np.arange(8, dtype=np.float32)
     # shape (3, 1) with a nonsense stride on the size-1 axis is still C- and F-contiguous
-    assert m.take_c_rw(capsule(m, storage, shape=(3, 1), strides=(1, 99))) == [0, 1, 2]
-    assert m.take_f(capsule(m, storage, shape=(3, 1), strides=(1, 99))) == [0, 1, 2]
+    assert m.constraints.take_c_rw(capsule(m, storage, shape=(3, 1), strides=(1, 99))) == [0, 1, 2]
+    assert m.constraints.take_f(capsule(m, storage, shape=(3, 1), strides=(1, 99))) == [0, 1, 2]
     # zero-size: any strides
-    assert m.take_c_rw(capsule(m, storage, shape=(0, 5), strides=(7, 3))) == []
+    assert m.constraints.take_c_rw(capsule(m, storage, shape=(0, 5), strides=(7, 3))) == []
     # one element: any strides
-    assert m.take_c_rw(capsule(m, storage, shape=(1, 1), strides=(5, 9))) == [0]
+    assert m.constraints.take_c_rw(capsule(m, storage, shape=(1, 1), strides=(5, 9))) == [0]
     # torch's own (1, n) tensors with odd strides
-    assert m.take_c_rw(torch.zeros(4, 1).T.contiguous().T) == [0, 0, 0, 0]
+    assert m.constraints.take_c_rw(torch.zeros(4, 1).T.contiguous().T) == [0, 0, 0, 0]
 
 
 def test_read_only_sources_never_bind_to_writable_parameters(m):
@@ -105,39 +105,39 @@ def test_read_only_sources_never_bind_to_writable_parameters(m):
     ]
     for src in sources:
         with pytest.raises(TypeError, match=INCOMPATIBLE):
-            m.take_writable(src)
+            m.constraints.take_writable(src)
     for src in sources[:1] + [capsule(m, storage, shape=(3,), flags=1)] + sources[2:]:
-        assert m.take_const(src) is True
+        assert m.constraints.take_const(src) is True
 
 
 def test_read_only_accessor(m):
-    assert m.take_writable(np.zeros(2, np.float32)) is False
-    assert m.take_const(np.zeros(2, np.float32)) is True
-    assert m.take_ro(np.zeros(2)) is True
+    assert m.constraints.take_writable(np.zeros(2, np.float32)) is False
+    assert m.constraints.take_const(np.zeros(2, np.float32)) is True
+    assert m.constraints.take_ro(np.zeros(2)) is True
 
 
 def test_overloads_by_dtype_and_shape(m):
-    assert m.which(np.zeros(2, np.float32)) == "float32 1d"
-    assert m.which(np.zeros((2, 2), np.float32)) == "float32 2d"
-    assert m.which(torch.zeros(2, dtype=torch.float64)) == "float64"
-    assert m.which(np.zeros(2, np.int32)) == "int32"
-    assert m.which(torch.zeros(2, dtype=torch.uint8)) == "uint8"
+    assert m.constraints.which(np.zeros(2, np.float32)) == "float32 1d"
+    assert m.constraints.which(np.zeros((2, 2), np.float32)) == "float32 2d"
+    assert m.constraints.which(torch.zeros(2, dtype=torch.float64)) == "float64"
+    assert m.constraints.which(np.zeros(2, np.int32)) == "int32"
+    assert m.constraints.which(torch.zeros(2, dtype=torch.uint8)) == "uint8"
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.which(np.zeros(2, np.int16))
+        m.constraints.which(np.zeros(2, np.int16))
 
 
 def test_read_only_overloads_prefer_the_exact_dtype(m):
-    assert m.which_ro(np.zeros(2, np.float64)) == "float64"
-    assert m.which_ro(np.zeros(2, np.float32)) == "float32"
-    assert m.which_ro(np.zeros(2, np.int32)) == "float32"  # second pass: first overload converts
+    assert m.constraints.which_ro(np.zeros(2, np.float64)) == "float64"
+    assert m.constraints.which_ro(np.zeros(2, np.float32)) == "float32"
+    assert m.constraints.which_ro(np.zeros(2, np.int32)) == "float32"  # second pass: first overload converts
 
 
 def test_writable_overload_is_chosen_only_for_writable_sources(m):
-    assert m.which_rw(np.zeros(2, np.float32)) == "writable"
-    assert m.which_rw(jnp.zeros(2, jnp.float32)) == "read-only"
+    assert m.constraints.which_rw(np.zeros(2, np.float32)) == "writable"
+    assert m.constraints.which_rw(jnp.zeros(2, jnp.float32)) == "read-only"
     ro = np.zeros(2, np.float32)
     ro.flags.writeable = False
-    assert m.which_rw(ro) == "read-only"
+    assert m.constraints.which_rw(ro) == "read-only"
 
 
 def _compile(backend, snippet, tmp_path):
@@ -176,8 +176,8 @@ def test_c_contig_refuses_strided_dimension_zero(m, make):
     # Strides in dimension 0 count too: a 1-D (or row-sliced) strided tensor is not C-contiguous.
     x = make()
     with pytest.raises(TypeError, match="incompatible function arguments"):
-        m.take_c_rw(x)  # writable: never converted
-    assert m.take_c(x) == np.asarray(x).ravel().tolist()  # read-only: a C-ordered copy
+        m.constraints.take_c_rw(x)  # writable: never converted
+    assert m.constraints.take_c(x) == np.asarray(x).ravel().tolist()  # read-only: a C-ordered copy
 
 
 @pytest.mark.parametrize("make", [lambda: np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4))[:, ::2],
@@ -186,12 +186,12 @@ def test_f_contig_refuses_a_strided_last_dimension(m, make):
     # The F-order check covers the last dimension too: columns taken with a step are not F-contiguous, so a
     # read-only f_contig parameter gets an F-ordered copy (strides (1, 3)), not the (1, 6) view.
     x = make()
-    values, strides, _ = m.ro_f_f32(x)
-    assert values == np.asarray(x).ravel().tolist() and strides == (1, 3)
+    got = m.constraints.take_f_contents(x)
+    assert got["values"] == np.asarray(x).ravel().tolist() and got["strides"] == (1, 3)
 
 
 def test_const_return_is_read_only_for_dlpack_consumers(m):
     # A const tensor returned without a framework annotation carries DLPack's read-only flag: NumPy makes a
     # read-only array of it.
-    a = np.from_dlpack(m.const_view_without_framework())
+    a = np.from_dlpack(m.constraints.const_view_without_framework())
     assert a.tolist() == [1, 2, 3] and not a.flags.writeable

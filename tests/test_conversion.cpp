@@ -1,25 +1,16 @@
 // tests/test_conversion.cpp: implicit conversion happens only for read-only parameters and never with
-// .noconvert(); a writable parameter either writes into the caller's tensor or does not bind.
+// .noconvert(); a writable parameter either writes into the caller's tensor or does not bind. Registered
+// as the submodule `conversion`; the ro_* functions return tb::contents(): {values, strides, data}.
 #include "elements.h"
 
-namespace {
-uintptr_t address(const void *p) { return (uintptr_t) p; }
-}
-
-void init_conversion(py::module_ &m) {
-    m.def("ro_f64", [](py::dltensor<const double> x) {
-        return tb::steal(Py_BuildValue("(OK)", tb::values(x).ptr(), (unsigned long long) address(x.data())));
-    }, py::arg("x"), "(values, data address) of a float64 view, converted if needed.");
+void init_conversion(py::module_ &parent) {
+    py::module_ m = parent.def_submodule("conversion", "Implicit conversion (tests/test_conversion.py).");
+    m.def("ro_f64", [](py::dltensor<const double> x) { return tb::contents(x); }, py::arg("x"),
+          "{values, strides, data} of a float64 view, converted if needed.");
     m.def("ro_f64_noconvert", [](py::dltensor<const double> x) { return tb::values(x); },
           py::arg("x").noconvert());
-    m.def("ro_c_f32", [](py::dltensor<const float, py::c_contig> x) {
-        return tb::steal(Py_BuildValue("(OOK)", tb::values(x).ptr(), tb::shape_tuple(x, true).ptr(),
-                                       (unsigned long long) address(x.data())));
-    });
-    m.def("ro_f_f32", [](py::dltensor<const float, py::f_contig> x) {
-        return tb::steal(Py_BuildValue("(OOK)", tb::values(x).ptr(), tb::shape_tuple(x, true).ptr(),
-                                       (unsigned long long) address(x.data())));
-    });
+    m.def("ro_c_f32", [](py::dltensor<const float, py::c_contig> x) { return tb::contents(x); });
+    m.def("ro_f_f32", [](py::dltensor<const float, py::f_contig> x) { return tb::contents(x); });
     m.def("ro_c_any", [](py::dltensor<py::ro, py::c_contig> x) { return tb::shape_tuple(x, true); });
     m.def("add_one_f64", [](py::dltensor<double> x) {
         tb::for_each_element(x, [](const char *p) { *(double *) p += 1.0; });

@@ -13,8 +13,8 @@ tf = pytest.importorskip("tensorflow")
 
 def test_matching_tensor_is_not_copied(m):
     a = np.arange(4, dtype=np.float64)
-    vals, addr = m.ro_f64(a)
-    assert vals == [0, 1, 2, 3] and addr == a.ctypes.data
+    got = m.conversion.ro_f64(a)
+    assert got["values"] == [0, 1, 2, 3] and got["data"] == a.ctypes.data
 
 
 @pytest.mark.parametrize("make", [
@@ -27,71 +27,70 @@ def test_matching_tensor_is_not_copied(m):
     lambda: array.array("i", [0, 1, 2, 3]),
 ])
 def test_read_only_parameter_converts_dtype(m, make):
-    vals, addr = m.ro_f64(make())
-    assert vals == [0.0, 1.0, 2.0, 3.0]
+    assert m.conversion.ro_f64(make())["values"] == [0.0, 1.0, 2.0, 3.0]
 
 
 def test_noconvert_refuses_a_copy(m):
     with pytest.raises(TypeError, match="incompatible function arguments"):
-        m.ro_f64_noconvert(np.arange(3, dtype=np.int32))
-    assert m.ro_f64_noconvert(np.arange(3, dtype=np.float64)) == [0, 1, 2]
+        m.conversion.ro_f64_noconvert(np.arange(3, dtype=np.int32))
+    assert m.conversion.ro_f64_noconvert(np.arange(3, dtype=np.float64)) == [0, 1, 2]
 
 
 def test_order_conversion_for_read_only_parameters(m):
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    vals, strides, addr = m.ro_c_f32(np.asfortranarray(a))
-    assert vals == a.ravel().tolist() and strides == (3, 1)
-    vals, strides, addr = m.ro_f_f32(a)
-    assert vals == a.ravel().tolist() and strides == (1, 2)
+    got = m.conversion.ro_c_f32(np.asfortranarray(a))
+    assert got["values"] == a.ravel().tolist() and got["strides"] == (3, 1)
+    got = m.conversion.ro_f_f32(a)
+    assert got["values"] == a.ravel().tolist() and got["strides"] == (1, 2)
     t = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4)
-    vals, strides, _ = m.ro_f_f32(t)
-    assert vals == t.ravel().tolist() and strides == (1, 2, 6)
-    vals, strides, _ = m.ro_c_f32(t.transpose(0, 2))
-    assert vals == t.transpose(0, 2).ravel().tolist() and strides == (6, 2, 1)
-    assert m.ro_c_any(a[:, ::2]) == (2, 1)
+    got = m.conversion.ro_f_f32(t)
+    assert got["values"] == t.ravel().tolist() and got["strides"] == (1, 2, 6)
+    got = m.conversion.ro_c_f32(t.transpose(0, 2))
+    assert got["values"] == t.transpose(0, 2).ravel().tolist() and got["strides"] == (6, 2, 1)
+    assert m.conversion.ro_c_any(a[:, ::2]) == (2, 1)
 
 
 def test_writable_parameter_never_receives_a_copy(m):
     a = np.zeros(3, np.float32)
     with pytest.raises(TypeError):
-        m.add_one_f64(a)  # float32: would need a copy
+        m.conversion.add_one_f64(a)  # float32: would need a copy
     f = np.zeros((3, 2), np.float32, order="F")
     with pytest.raises(TypeError):
-        m.add_one_c_f32(f)  # F order: would need a copy
+        m.conversion.add_one_c_f32(f)  # F order: would need a copy
     t = torch.zeros(4, dtype=torch.int32)
     with pytest.raises(TypeError):
-        m.add_one_f64(t)
+        m.conversion.add_one_f64(t)
     assert (a == 0).all() and (f == 0).all() and (t == 0).all()
 
 
 def test_writable_parameter_writes_reach_the_caller(m):
     a = np.zeros((3, 4))
-    m.add_one_f64(a[::2, 1::2])
+    m.conversion.add_one_f64(a[::2, 1::2])
     assert a.sum() == 4 and a[0, 1] == 1 and a[2, 3] == 1
     t = torch.zeros(5, dtype=torch.float64)
-    m.add_one_f64(t[1:4])
+    m.conversion.add_one_f64(t[1:4])
     assert t.tolist() == [0, 1, 1, 1, 0]
     c = np.zeros(4, np.float32)
-    m.add_one_c_f32(c)
+    m.conversion.add_one_c_f32(c)
     assert c.tolist() == [1, 1, 1, 1]
 
 
 def test_complex_is_never_converted_to_real(m):
     with pytest.raises(TypeError):
-        m.ro_f64(np.ones(2, np.complex128))
+        m.conversion.ro_f64(np.ones(2, np.complex128))
 
 
 def test_shape_and_device_mismatches_are_not_converted(m):
     with pytest.raises(TypeError):
-        m.norms(np.zeros((2, 4), np.float64))
-    assert m.norms(np.ones((1, 3), np.float64)) == [3.0]  # dtype + order are fixable
+        m.common.norms(np.zeros((2, 4), np.float64))
+    assert m.common.norms(np.ones((1, 3), np.float64)) == [3.0]  # dtype + order are fixable
 
 
 def test_converted_temporary_stays_alive_while_kept(m):
-    n0 = m.keep(np.arange(5, dtype=np.int16))  # converted? no: keep takes any dtype
+    n0 = m.common.keep(np.arange(5, dtype=np.int16))  # converted? no: keep takes any dtype
     a = torch.arange(5, dtype=torch.int32)
-    vals, _ = m.ro_f64(a)
+    vals = m.conversion.ro_f64(a)["values"]
     gc.collect()
     assert vals == [0, 1, 2, 3, 4]
-    assert m.kept_values(n0 - 1) == [0, 1, 2, 3, 4]
-    m.release_kept()
+    assert m.common.kept_values(n0 - 1) == [0, 1, 2, 3, 4]
+    m.common.release_kept()

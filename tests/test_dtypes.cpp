@@ -1,21 +1,25 @@
 // tests/test_dtypes.cpp: every supported dtype maps to its C++ type, incl. the float16/bfloat16 storage
-// types, in both directions.
+// types, in both directions; registered as the submodule `dtypes`.
 #include "elements.h"
 
 #include <complex>
 #include <string>
 
 namespace {
+/// dtype_<name>: {dtype: (code, bits, lanes), values} of a read-only tensor of T, converted if needed.
 template <typename T> void def_dtype(py::module_ &m, const char *name) {
     m.def((std::string("dtype_") + name).c_str(), [](py::dltensor<const T> x) {
         auto dt = x.dtype();
-        return tb::steal(Py_BuildValue("((iii)O)", (int) dt.code, (int) dt.bits, (int) dt.lanes,
-                                       tb::values(x).ptr()));
+        py::dict d;
+        d["dtype"] = py::make_tuple((int) dt.code, (int) dt.bits, (int) dt.lanes);
+        d["values"] = tb::values(x);
+        return d;
     });
 }
 } // namespace
 
-void init_dtypes(py::module_ &m) {
+void init_dtypes(py::module_ &parent) {
+    py::module_ m = parent.def_submodule("dtypes", "Every dtype and its C++ type (tests/test_dtypes.py).");
     def_dtype<bool>(m, "bool");
     def_dtype<int8_t>(m, "int8");
     def_dtype<int16_t>(m, "int16");

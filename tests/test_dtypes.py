@@ -45,23 +45,24 @@ def frameworks(name):
 def test_dtype_maps_to_its_cpp_type(m, name):
     for fw, make in frameworks(name):
         x = make(sample(name))
-        dt, values = getattr(m, "dtype_" + name)(x)
-        assert dt == code_bits(name), fw
+        got = getattr(m.dtypes, "dtype_" + name)(x)
+        values = got["values"]
+        assert got["dtype"] == code_bits(name), fw
         assert values == [type(v)(e) for v, e in zip(values, sample(name))] or values == sample(name), fw
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_read_only_dtype_parameters_convert_other_dtypes(m, name):
     src = torch.tensor([1, 0, 1], dtype=torch.int32 if name != "int32" else torch.int64)
-    dt, values = getattr(m, "dtype_" + name)(src)
-    assert dt == code_bits(name)
-    assert values == [1, 0, 1]
+    got = getattr(m.dtypes, "dtype_" + name)(src)
+    assert got["dtype"] == code_bits(name)
+    assert got["values"] == [1, 0, 1]
 
 
 def test_float16_storage_type(m):
     x = np.array([0.5, 1.5, 2.0], dtype=np.float16)
-    assert m.half_sum(x) == 4.0
-    assert m.half_sum(torch.tensor([1.0, 0.25], dtype=torch.float16)) == 1.25
+    assert m.dtypes.half_sum(x) == 4.0
+    assert m.dtypes.half_sum(torch.tensor([1.0, 0.25], dtype=torch.float16)) == 1.25
 
 
 @pytest.mark.parametrize("value", [0.0, -0.0, 1.0, 0.1, 65504.0, 70000.0, 1e-5, 6e-8, 2e-8, 3e-8,
@@ -69,25 +70,25 @@ def test_float16_storage_type(m):
                                    float("inf"), -float("inf")])
 def test_float16_rounding_matches_numpy(m, value):
     expected = float(np.float32(value).astype(np.float16))
-    got = m.float16_roundtrip(value)
+    got = m.dtypes.float16_roundtrip(value)
     assert got == expected and math.copysign(1, got) == math.copysign(1, expected)
 
 
 def test_float16_nan(m):
-    assert math.isnan(m.float16_roundtrip(float("nan")))
-    assert math.isnan(m.bfloat16_roundtrip(float("nan")))
+    assert math.isnan(m.dtypes.float16_roundtrip(float("nan")))
+    assert math.isnan(m.dtypes.bfloat16_roundtrip(float("nan")))
 
 
 @pytest.mark.parametrize("value", [0.0, 1.0, 0.1, 3.14159, 1e30, -2.5e-20, 1.00390625, 1.01171875])
 def test_bfloat16_rounding_matches_torch(m, value):
     expected = torch.tensor(value, dtype=torch.float32).to(torch.bfloat16).item()
-    assert m.bfloat16_roundtrip(value) == expected
+    assert m.dtypes.bfloat16_roundtrip(value) == expected
 
 
 def test_bfloat16_written_in_place(m):
     t = torch.tensor([1.0, -2.5, 3.0], dtype=torch.bfloat16)
-    m.double_bfloat16(t)
+    m.dtypes.double_bfloat16(t)
     assert t.tolist() == [2.0, -5.0, 6.0]
     j = jnp.array([1.0], dtype=jnp.bfloat16)
     with pytest.raises(TypeError):
-        m.double_bfloat16(j)  # immutable
+        m.dtypes.double_bfloat16(j)  # immutable

@@ -5,7 +5,7 @@
 #include "backend.h"
 
 void init_explain(py::module_ &parent) {
-    py::module_ m = parent.def_submodule("explain");
+    py::module_ m = parent.def_submodule("explain", "Explained refusals (tests/test_explain.py).");
     m.def("scale", [](py::dltensor<float, py::ndim<1>, py::device::cpu> x, float factor) {
         for (size_t i = 0; i < x.shape(0); ++i) x.data()[i] *= factor;
     }, py::arg("x"), py::arg("factor"));

@@ -1,5 +1,6 @@
 // tests/test_export.cpp: returning tensors: the framework tag picks the Python type, no tag gives an
-// object with __dlpack__, owners are released exactly once with the GIL, return-value policies hold.
+// object with __dlpack__, owners are released exactly once with the GIL (tb::counting_owner, counted by
+// common.owner_frees), return-value policies hold. Registered as the submodule `export`.
 #include "elements.h"
 
 #include <array>
@@ -7,22 +8,6 @@
 #include <string>
 
 namespace {
-
-/// An owner capsule for `new float[]` data that counts its release and whether the GIL was held.
-py::capsule counting_owner(float *data) {
-    return py::capsule(data, [](void *p) noexcept {
-        tb::counters &c = tb::count();
-        ++c.owner_frees;
-        if (!PyGILState_Check()) ++c.owner_frees_without_gil;
-        delete[] static_cast<float *>(p);
-    });
-}
-
-template <typename... Tags> auto arange(size_t n) {
-    auto *data = new float[n];
-    for (size_t i = 0; i < n; ++i) data[i] = (float) i;
-    return py::dltensor<Tags..., float, py::ndim<1>>(data, {n}, counting_owner(data));
-}
 
 /// A C++ object owning a buffer, handing out views of it (the reference_internal case).
 struct Holder {
@@ -34,28 +19,29 @@ struct Holder {
 
 } // namespace
 
-void init_export(py::module_ &m) {
-    m.def("arange_numpy", &arange<py::numpy>);
-    m.def("arange_pytorch", &arange<py::pytorch>);
-    m.def("arange_jax", &arange<py::jax>);
-    m.def("arange_tensorflow", &arange<py::tensorflow>);
-    m.def("arange_none", &arange<>);
+void init_export(py::module_ &parent) {
+    py::module_ m = parent.def_submodule("export", "Returning tensors (tests/test_export.py).");
+    m.def("arange_numpy", &tb::arange<py::numpy>);
+    m.def("arange_pytorch", &tb::arange<py::pytorch>);
+    m.def("arange_jax", &tb::arange<py::jax>);
+    m.def("arange_tensorflow", &tb::arange<py::tensorflow>);
+    m.def("arange_none", &tb::arange<>);
     m.def("arange_const_numpy", [](size_t n) {
         auto *data = new float[n];
         for (size_t i = 0; i < n; ++i) data[i] = (float) i;
-        return py::dltensor<py::numpy, const float, py::ndim<1>>(data, {n}, counting_owner(data));
+        return py::dltensor<py::numpy, const float, py::ndim<1>>(data, {n}, tb::counting_owner(data));
     });
     m.def("fortran_2x3", [] {
         // A 2x3 matrix in column-major order: element (i, j) = 10 * i + j.
         auto *data = new float[6];
         for (int j = 0; j < 3; ++j) for (int i = 0; i < 2; ++i) data[j * 2 + i] = (float) (10 * i + j);
-        return py::dltensor<py::numpy, float, py::shape<2, 3>, py::f_contig>(data, {2, 3}, counting_owner(data));
+        return py::dltensor<py::numpy, float, py::shape<2, 3>, py::f_contig>(data, {2, 3}, tb::counting_owner(data));
     });
     m.def("reversed_view", [] {
         // Negative strides and a byte_offset on export: element i is 4 - i.
         auto *data = new float[5]{0, 1, 2, 3, 4};
         return py::dltensor<py::numpy, float, py::ndim<1>>(data, 1, std::array<size_t, 1>{5}.data(),
-                                                           counting_owner(data), std::array<int64_t, 1>{-1}.data(),
+                                                           tb::counting_owner(data), std::array<int64_t, 1>{-1}.data(),
                                                            tb::dtype_of<float>(), py::device::cpu::value, 0, 'A',
                                                            4 * sizeof(float));
     });

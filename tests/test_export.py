@@ -14,7 +14,7 @@ tf = pytest.importorskip("tensorflow")
 
 def frees(m):
     gc.collect()
-    return m.owner_frees()
+    return m.common.owner_frees()
 
 
 @pytest.mark.parametrize("fw, cls", [
@@ -24,37 +24,37 @@ def frees(m):
     ("tensorflow", lambda: tf.Tensor),
 ])
 def test_framework_tag_picks_the_returned_type(m, fw, cls):
-    r = getattr(m, "arange_" + fw)(4)
+    r = getattr(m.export, "arange_" + fw)(4)
     assert isinstance(r, cls())
     assert np.asarray(r).tolist() == [0, 1, 2, 3]
 
 
 def test_no_framework_returns_a_dlpack_object_not_a_capsule(m):
-    r = m.arange_none(3)
+    r = m.export.arange_none(3)
     assert not repr(r).startswith("<capsule")
     assert hasattr(r, "__dlpack__") and hasattr(r, "__dlpack_device__")
     assert r.__dlpack_device__() == (1, 0)
     assert np.from_dlpack(r).tolist() == [0, 1, 2]
-    assert torch.from_dlpack(m.arange_none(2)).tolist() == [0, 1]
+    assert torch.from_dlpack(m.export.arange_none(2)).tolist() == [0, 1]
 
 
 @pytest.mark.parametrize("fw", ["numpy", "pytorch", "jax", "tensorflow", "none"])
 def test_owner_is_released_exactly_once_after_the_last_reference(m, fw):
     before = frees(m)
-    r = getattr(m, "arange_" + fw)(16)
+    r = getattr(m.export, "arange_" + fw)(16)
     view = r[1:] if fw != "none" else None
     del r
     if fw in ("numpy", "pytorch"):
         assert frees(m) == before  # the view still uses the memory
     del view
     assert frees(m) == before + 1
-    assert m.owner_frees_without_gil() == 0
+    assert m.common.owner_frees_without_gil() == 0
     assert frees(m) == before + 1
 
 
 def test_numpy_return_shares_the_cpp_memory(m):
     before = frees(m)
-    r = m.arange_numpy(3)
+    r = m.export.arange_numpy(3)
     r[0] = 42  # writable, and the write lands in the C++ buffer that the owner will free
     assert r.tolist() == [42, 1, 2] and r.flags.writeable
     del r
@@ -62,29 +62,29 @@ def test_numpy_return_shares_the_cpp_memory(m):
 
 
 def test_const_return_is_read_only(m):
-    r = m.arange_const_numpy(3)
+    r = m.export.arange_const_numpy(3)
     assert not r.flags.writeable
     with pytest.raises(ValueError):
         r[0] = 1
 
 
 def test_strides_and_byte_offset_on_export(m):
-    f = m.fortran_2x3()
+    f = m.export.fortran_2x3()
     assert f.tolist() == [[0, 1, 2], [10, 11, 12]]
     assert f.strides == (4, 8) and f.flags.f_contiguous
-    assert m.reversed_view().tolist() == [4, 3, 2, 1, 0]
+    assert m.export.reversed_view().tolist() == [4, 3, 2, 1, 0]
 
 
 def test_ownerless_return_is_copied_by_the_automatic_policy(m):
-    assert m.ownerless_numpy().tolist() == [7, 8, 9]
+    assert m.export.ownerless_numpy().tolist() == [7, 8, 9]
 
 
 def test_reference_internal_without_a_parent_copies_memory_nothing_owns(m):
-    assert m.ownerless_reference_internal_without_parent().tolist() == [7, 8, 9]
+    assert m.export.ownerless_reference_internal_without_parent().tolist() == [7, 8, 9]
 
 
 def test_reference_internal_keeps_the_parent_alive(m):
-    h = m.Holder()
+    h = m.export.Holder()
     v = h.view()
     v[0, 1] = 42.0
     assert h.get(1) == 42.0  # a view, not a copy
@@ -99,7 +99,7 @@ def test_reference_internal_keeps_the_parent_alive(m):
 
 
 def test_copy_policy_returns_an_independent_copy(m):
-    h = m.Holder()
+    h = m.export.Holder()
     c = h.view_copy()
     c[0, 0] = -1.0
     assert h.get(0) == 0.0
@@ -107,10 +107,10 @@ def test_copy_policy_returns_an_independent_copy(m):
 
 def test_input_returned_unchanged_shares_memory(m):
     a = np.arange(5.0)
-    r = m.identity_numpy(a)
+    r = m.export.identity_numpy(a)
     assert isinstance(r, np.ndarray) and np.shares_memory(a, r) and r.tolist() == a.tolist()
     t = torch.arange(3.0)
-    rt = m.identity_pytorch(t)
+    rt = m.export.identity_pytorch(t)
     assert isinstance(rt, torch.Tensor) and rt.data_ptr() == t.data_ptr()
-    o = m.identity(np.arange(2.0))
+    o = m.export.identity(np.arange(2.0))
     assert hasattr(o, "__dlpack__") and np.from_dlpack(o).tolist() == [0.0, 1.0]

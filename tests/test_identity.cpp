@@ -1,7 +1,8 @@
 // tests/test_identity.cpp: what a binding returns for a tensor, per return-value policy: the caller's own
 // object for an imported tensor (`f(x) is x`), copies into the annotated or the source's framework, views
 // that keep a parent alive (reference_internal) also when the tensor has an owner, class members exposed
-// as attributes, and view<...>() restating annotations. Written in nanobind's test style for both backends.
+// as attributes, and view<...>() restating annotations. Written in nanobind's test style for both backends;
+// registered as the submodule `identity` (nanobind's own `none` policy and nb::find: test_ndarray_compat.cpp).
 #include "elements.h"
 
 #include <type_traits>
@@ -9,7 +10,7 @@
 namespace {
 
 /// A class holding an imported tensor, exposed as a read/write attribute (the "object holds its arrays"
-/// pattern) and, on nanobind, reported to the garbage collector through nb::find.
+/// pattern).
 struct Model {
     py::dltensor<py::ro> weights;
     py::dltensor<py::numpy, float, py::ndim<1>> buffer() {
@@ -18,23 +19,6 @@ struct Model {
             data, {3}, py::capsule(data, [](void *p) noexcept { delete[] static_cast<float *>(p); }));
     }
 };
-
-#if !defined(DLTENSOR_TEST_PYBIND11)
-int model_traverse(PyObject *self, visitproc visit, void *arg) {
-    Py_VISIT(Py_TYPE(self));
-    if (!py::inst_ready(self)) return 0;
-    Model *m = py::inst_ptr<Model>(self);
-    py::handle w = py::find(m->weights);
-    Py_VISIT(w.ptr());
-    return 0;
-}
-int model_clear(PyObject *self) {
-    py::inst_ptr<Model>(self)->weights = {};
-    return 0;
-}
-PyType_Slot model_slots[] = {{Py_tp_traverse, (void *) model_traverse}, {Py_tp_clear, (void *) model_clear},
-                             {0, nullptr}};
-#endif
 
 template <typename T> void view_restates() {
     // Restating the annotations a tensor has compiles, and a read-only tensor's view stays read-only.
@@ -47,22 +31,14 @@ alignas(64) float copy_source[3] = {1, 2, 3};
 
 } // namespace
 
-void init_identity(py::module_ &m) {
+void init_identity(py::module_ &parent) {
+    py::module_ m = parent.def_submodule("identity", "What a binding returns for a tensor (tests/test_identity.py).");
     m.def("passthrough", [](py::dltensor<> a) { return a; });
     m.def("passthrough_ro", [](py::dltensor<py::ro> a) { return a; });
     m.def("passthrough_c", [](py::dltensor<py::c_contig, py::ro> a) { return a; });
     m.def("passthrough_f32", [](py::dltensor<const float> a) { return a; }, "Converts other dtypes (a copy).");
     m.def("passthrough_numpy", [](py::dltensor<py::numpy, py::ro> a) { return a; });
     m.def("passthrough_pytorch", [](py::dltensor<py::pytorch, py::ro> a) { return a; });
-#if !defined(DLTENSOR_TEST_PYBIND11)  // pybind11 has no `none` policy
-    m.def("passthrough_none_policy", [](py::dltensor<py::ro> a) { return a; }, tb::rvp::none);
-    m.def("made_none_policy", [] {
-        auto *data = new float[2]{1, 2};
-        return py::dltensor<py::numpy, float, py::ndim<1>>(data, {2}, py::capsule(data, [](void *p) noexcept {
-            delete[] static_cast<float *>(p);
-        }));
-    }, tb::rvp::none);
-#endif
     m.def("passthrough_reference", [](py::dltensor<py::ro> a) { return a; }, tb::rvp::reference);
     m.def("passthrough_automatic_reference", [](py::dltensor<py::ro> a) { return a; }, tb::rvp::automatic_reference);
     m.def("passthrough_copy", [](py::dltensor<py::ro> a) { return a; }, tb::rvp::copy);
@@ -87,15 +63,12 @@ void init_identity(py::module_ &m) {
     view_restates<py::dltensor<double, py::ndim<1>>>();
     view_restates<py::dltensor<const double, py::ndim<1>>>();
 
+    py::class_<Model>(m, "Model", tb::weak_referenceable())
+        .def(py::init<>())
 #if defined(DLTENSOR_TEST_PYBIND11)
-    py::class_<Model>(m, "Model", py::dynamic_attr())
-        .def(py::init<>())
         .def_readwrite("weights", &Model::weights)
-        .def("buffer", &Model::buffer, tb::rvp::reference_internal);
 #else
-    py::class_<Model>(m, "Model", py::type_slots(model_slots), tb::weak_referenceable())
-        .def(py::init<>())
         .def_rw("weights", &Model::weights)
-        .def("buffer", &Model::buffer, tb::rvp::reference_internal);
 #endif
+        .def("buffer", &Model::buffer, tb::rvp::reference_internal);
 }

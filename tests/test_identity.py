@@ -28,41 +28,41 @@ SOURCES = {
                                 "passthrough_c"])
 def test_returned_input_is_the_callers_object(m, source, fn):
     x = SOURCES[source]()
-    assert getattr(m, fn)(x) is x
+    assert getattr(m.identity, fn)(x) is x
 
 
 def test_writable_returned_input_is_the_callers_object(m):
     x = np.zeros(3)
-    out = m.passthrough(x)
+    out = m.identity.passthrough(x)
     assert out is x and out.flags.writeable and out.dtype == np.float64
 
 
 def test_converted_input_returns_the_converted_array(m):
     x = np.arange(3.0)  # float64: converted to float32 for a `const float` parameter
-    out = m.passthrough_f32(x)
+    out = m.identity.passthrough_f32(x)
     assert out is not x and isinstance(out, np.ndarray) and out.dtype == np.float32 and out.tolist() == [0, 1, 2]
 
 
 def test_annotation_naming_the_source_framework_returns_the_object(m):
     x, t = np.arange(3.0), torch.arange(3.0)
-    assert m.passthrough_numpy(x) is x
-    assert m.passthrough_pytorch(t) is t
+    assert m.identity.passthrough_numpy(x) is x
+    assert m.identity.passthrough_pytorch(t) is t
 
 
 def test_annotation_naming_another_framework_makes_that_frameworks_tensor(m):
     t = torch.arange(3.0)
-    out = m.passthrough_numpy(t)
+    out = m.identity.passthrough_numpy(t)
     assert isinstance(out, np.ndarray) and out.tolist() == [0, 1, 2]
     assert out.__array_interface__["data"][0] == t.data_ptr()  # a view of the same memory
     x = np.arange(3.0)
-    assert isinstance(m.passthrough_pytorch(x), torch.Tensor)
+    assert isinstance(m.identity.passthrough_pytorch(x), torch.Tensor)
 
 
 @pytest.mark.parametrize("fn", ["passthrough_copy", "passthrough_move"])
 @pytest.mark.parametrize("source", ["numpy", "torch", "jax"])
 def test_copy_policies_copy_into_the_source_framework(m, fn, source):
     x = SOURCES[source]()
-    out = getattr(m, fn)(x)
+    out = getattr(m.identity, fn)(x)
     assert out is not x and type(out) is type(x) and out.tolist() == x.tolist()
     if source != "jax":
         out[0] = 42
@@ -71,7 +71,7 @@ def test_copy_policies_copy_into_the_source_framework(m, fn, source):
 
 def test_copy_policy_with_annotated_framework_copies_into_it(m):
     t = torch.arange(3.0)
-    out = m.passthrough_copy_numpy(t)
+    out = m.identity.passthrough_copy_numpy(t)
     assert isinstance(out, np.ndarray) and out.tolist() == [0, 1, 2]
     out[0] = 9
     assert t[0] == 0
@@ -79,11 +79,11 @@ def test_copy_policy_with_annotated_framework_copies_into_it(m):
 
 def test_copy_without_any_framework_says_what_to_do(m):
     with pytest.raises(RuntimeError, match="no framework to be copied into"):
-        m.ownerless_copy()
+        m.identity.ownerless_copy()
 
 
 def test_member_reads_back_as_the_stored_object(m):
-    model = m.Model()
+    model = m.identity.Model()
     for x in (np.arange(3.0), torch.arange(3.0), jnp.arange(3.0)):
         model.weights = x
         assert model.weights is x
@@ -93,7 +93,7 @@ def test_member_reads_back_as_the_stored_object(m):
 def test_stored_source_outlives_the_callers_reference(m):
     # A kept tensor holds the object it came from, which reads of the member return: here a producer whose
     # capsule does not reference it, so only the tensor's owner keeps it alive.
-    model = m.Model()
+    model = m.identity.Model()
     x = Exporter(m, np.arange(3.0), shape=(3,), dtype=FLOAT64)
     alive = weakref.ref(x)
     model.weights = x
@@ -106,7 +106,7 @@ def test_stored_source_outlives_the_callers_reference(m):
 
 
 def test_reference_internal_view_with_an_owner_keeps_the_parent_alive(m):
-    model = m.Model()
+    model = m.identity.Model()
     alive = weakref.ref(model)
     view = model.buffer()  # owned by its capsule, returned with reference_internal
     del model
@@ -119,9 +119,9 @@ def test_reference_internal_view_with_an_owner_keeps_the_parent_alive(m):
 
 
 def test_view_restating_annotations(m):
-    assert m.first_restated(np.array([2.5, 1.0])) == 2.5
-    assert m.first_restated_const(np.array([3.5])) == 3.5
-    assert m.first_added(np.array([4.5])) == 4.5
+    assert m.identity.first_restated(np.array([2.5, 1.0])) == 2.5
+    assert m.identity.first_restated_const(np.array([3.5])) == 3.5
+    assert m.identity.first_added(np.array([4.5])) == 4.5
 
 
 @pytest.mark.parametrize("fw", ["numpy", "pytorch", "jax", "tensorflow"])
@@ -129,7 +129,7 @@ def test_copy_policy_copies_cpp_memory_into_every_framework(backend_module, fw):
     m = backend_module
     if fw == "tensorflow":
         pytest.importorskip("tensorflow")
-    out = getattr(m, "copy_" + fw)()
+    out = getattr(m.identity, "copy_" + fw)()
     assert np.asarray(out).tolist() == [1, 2, 3]
     if fw == "pytorch":
         address = out.data_ptr()
@@ -140,4 +140,4 @@ def test_copy_policy_copies_cpp_memory_into_every_framework(backend_module, fw):
     else:
         address = None  # TensorFlow hides its buffer; its tensors are immutable
     if address is not None:
-        assert address != m.copy_source_address()
+        assert address != m.identity.copy_source_address()

@@ -32,7 +32,7 @@ def rss_bytes():
 
 def _reject(m, x):
     try:
-        m.take_f32(x)
+        m.common.take_f32(x)
     except TypeError:
         pass
 
@@ -40,21 +40,21 @@ def _reject(m, x):
 STORAGE = np.zeros(4, np.float32)
 NP, T, J, TF = np.arange(4.0), torch.arange(4.0), jnp.arange(4.0), tf.range(4.0)
 PATHS = {
-    "numpy": lambda m: m.values(NP),
-    "torch": lambda m: m.values(T),
-    "torch neg view": lambda m: m.values(torch._neg_view(T)),
-    "jax": lambda m: m.values(J),
-    "tensorflow": lambda m: m.values(TF),
-    "buffer": lambda m: m.values(b"abcd"),
-    "capsule": lambda m: m.values(capsule(m, STORAGE, shape=(4,))),
-    "exporter": lambda m: m.values(Exporter(m, STORAGE, shape=(4,))),
-    "conversion": lambda m: m.ro_f64(T.to(torch.int32)),
+    "numpy": lambda m: m.common.values(NP),
+    "torch": lambda m: m.common.values(T),
+    "torch neg view": lambda m: m.common.values(torch._neg_view(T)),
+    "jax": lambda m: m.common.values(J),
+    "tensorflow": lambda m: m.common.values(TF),
+    "buffer": lambda m: m.common.values(b"abcd"),
+    "capsule": lambda m: m.common.values(capsule(m, STORAGE, shape=(4,))),
+    "exporter": lambda m: m.common.values(Exporter(m, STORAGE, shape=(4,))),
+    "conversion": lambda m: m.conversion.ro_f64(T.to(torch.int32)),
     "rejected": lambda m: _reject(m, NP),
-    "return numpy": lambda m: m.arange_numpy(4),
-    "return pytorch": lambda m: m.arange_pytorch(4),
-    "return jax": lambda m: m.arange_jax(4),
-    "return none": lambda m: m.arange_none(4),
-    "framework allocation": lambda m: m.torch_empty(4),
+    "return numpy": lambda m: m.export.arange_numpy(4),
+    "return pytorch": lambda m: m.export.arange_pytorch(4),
+    "return jax": lambda m: m.export.arange_jax(4),
+    "return none": lambda m: m.export.arange_none(4),
+    "framework allocation": lambda m: m.torch.torch_empty(4),
 }
 
 
@@ -66,7 +66,7 @@ def test_100k_calls_do_not_leak(m, path):
         fn(m)
     gc.collect()
     rss0 = rss_bytes()
-    frees0, deleters0 = m.owner_frees(), m.deleter_calls()
+    frees0, deleters0 = m.common.owner_frees(), m.common.deleter_calls()
     tracemalloc.start()
     try:
         traced0 = tracemalloc.get_traced_memory()[0]
@@ -78,9 +78,9 @@ def test_100k_calls_do_not_leak(m, path):
         tracemalloc.stop()
     rss = rss_bytes() - rss0
     if path.startswith("return"):  # every returned tensor's owner released exactly once
-        assert m.owner_frees() - frees0 == calls
+        assert m.common.owner_frees() - frees0 == calls
     if path in COUNTED_DELETERS:  # every producer deleter run exactly once
-        assert m.deleter_calls() - deleters0 == calls
+        assert m.common.deleter_calls() - deleters0 == calls
     print(f"\n{path}: {calls} calls, traced {traced} B, rss {rss / 1024:.0f} KiB")
     assert traced < TRACED_LIMIT, f"{path}: {traced} B of Python memory retained"
     if not SANITIZE:  # AddressSanitizer's quarantine holds freed memory by design

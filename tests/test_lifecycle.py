@@ -25,7 +25,7 @@ def run_script(backend, path, body, env=None):
         sys.path[:0] = [{build!r}, {str(HERE)!r}]
         import importlib
         m = importlib.import_module("dltensor_test_{backend}")
-        m.set_exchange_api({path == "exchange"})
+        m.common.set_fast_paths({path == "exchange"})
     """)
     return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(body)], capture_output=True,
                           text=True, timeout=300, env={**os.environ, **(env or {})})
@@ -57,11 +57,11 @@ def test_held_past_deletion_then_dropped_without_the_gil(backend, path, producer
     proc = run_script(backend, path, f"""
         import gc
         {make}
-        m.keep(x)
+        m.common.keep(x)
         {delete}
         gc.collect()
-        assert m.kept_values(0) == [1.0, 2.0, 3.0], m.kept_values(0)
-        m.release_kept_without_gil()
+        assert m.common.kept_values(0) == [1.0, 2.0, 3.0], m.common.kept_values(0)
+        m.ownership.release_kept_without_gil()
         print("ok")
     """)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stdout + proc.stderr
@@ -71,8 +71,8 @@ def test_held_past_deletion_then_dropped_without_the_gil(backend, path, producer
 def test_tensors_held_in_statics_at_exit(backend, path):
     # Every producer's tensor stays in a C++ static until the interpreter has finalized: the release is
     # skipped then (a leak at exit), never a crash.
-    lines = "\n".join(f"{make}\nm.keep(x)" for make, _ in HELD.values())
-    proc = run_script(backend, path, lines + "\nprint('held', [m.kept_values(i) for i in range(len(HELD))])\n"
+    lines = "\n".join(f"{make}\nm.common.keep(x)" for make, _ in HELD.values())
+    proc = run_script(backend, path, lines + "\nprint('held', [m.common.kept_values(i) for i in range(len(HELD))])\n"
                       .replace("len(HELD)", str(len(HELD))))
     assert proc.returncode == 0 and "held" in proc.stdout, proc.stdout + proc.stderr
 
@@ -82,10 +82,10 @@ def test_jax_array_deleted_while_held(backend, path):
     proc = run_script(backend, path, """
         import jax.numpy as jnp
         z = jnp.arange(4.0, dtype=jnp.float32) + 1
-        m.keep(z)
+        m.common.keep(z)
         z.delete()
-        print(m.kept_values(0))
-        m.release_kept()
+        print(m.common.kept_values(0))
+        m.common.release_kept()
     """)
     assert proc.returncode == 0 and proc.stdout.strip() == "[1.0, 2.0, 3.0, 4.0]", proc.stdout + proc.stderr
 
@@ -102,11 +102,11 @@ def test_multi_device_jax_arrays_are_refused_on_every_path(backend, path):
         for name, spec in (("sharded", P("a")), ("replicated", P())):
             x = jax.device_put(jnp.arange(8.0, dtype=jnp.float32), NamedSharding(mesh, spec))
             try:
-                print("accepted", name, m.values(x))
+                print("accepted", name, m.common.values(x))
             except TypeError:
                 print("refused", name)
         one = jax.device_put(jnp.arange(3.0, dtype=jnp.float32), jax.devices()[1])
-        print("single", m.values(one))
+        print("single", m.common.values(one))
     """, env={"XLA_FLAGS": "--xla_force_host_platform_device_count=2"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.split("\n")[:3] == ["refused sharded", "refused replicated",
@@ -119,9 +119,9 @@ def test_negative_stride_pytorch_returns_do_not_abort(backend):
     proc = run_script(backend, "exchange", """
         from test_producers import DTYPES, as_lists, expected_2x3
         for path in (True, False):
-            m.set_exchange_api(path)
+            m.common.set_fast_paths(path)
             for dtype in DTYPES:
-                out = m.ret_pytorch(dtype, "neg")
+                out = m.producers.ret_pytorch(dtype, "neg")
                 assert as_lists("pytorch", out, dtype, m) == expected_2x3(dtype, "neg"), dtype
         print("ok")
     """)

@@ -1,8 +1,37 @@
 // tests/test_ndarray_compat.cpp: py::dltensor is a drop-in for nb::ndarray on the nanobind backend:
-// view(), operator(), cast(), ReadOnly, ndarray_check and the converting constructor keep working.
+// view(), operator(), cast(), ReadOnly, ndarray_check and the converting constructor keep working; and
+// nanobind's own ways of asking for an imported tensor's object: the `none` policy (pybind11 has none) and
+// nb::find in a class's tp_traverse (pybind11 has no such hook). Registered as the submodule
+// `ndarray_compat` (nanobind's module only).
 #include "elements.h"
 
-void init_ndarray_compat(py::module_ &m) {
+namespace {
+
+/// A class holding an imported tensor as a read/write attribute, reporting it to the garbage collector
+/// through nb::find (`Model` in Python; its own C++ name, as nanobind tells bound types apart by name).
+struct TracedModel {
+    py::dltensor<py::ro> weights;
+};
+
+int model_traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    if (!py::inst_ready(self)) return 0;
+    TracedModel *m = py::inst_ptr<TracedModel>(self);
+    py::handle w = py::find(m->weights);
+    Py_VISIT(w.ptr());
+    return 0;
+}
+int model_clear(PyObject *self) {
+    py::inst_ptr<TracedModel>(self)->weights = {};
+    return 0;
+}
+PyType_Slot model_slots[] = {{Py_tp_traverse, (void *) model_traverse}, {Py_tp_clear, (void *) model_clear},
+                             {0, nullptr}};
+
+} // namespace
+
+void init_ndarray_compat(py::module_ &parent) {
+    py::module_ m = parent.def_submodule("ndarray_compat", "py::dltensor as nb::ndarray (tests/test_ndarray_compat.py).");
     m.def("sum_view", [](py::dltensor<const float, py::ndim<2>> x) {
         auto v = x.view();  // strided 2-D view with compile-time ndim
         double s = 0;
@@ -38,4 +67,16 @@ void init_ndarray_compat(py::module_ &m) {
         for (int i = 0; i < 3; ++i) clobber[i] = -1;  // a view instead of a copy would now read -1
         return result;
     });
+
+    // nanobind's own ways of asking for an imported tensor's object.
+    m.def("passthrough_none_policy", [](py::dltensor<py::ro> a) { return a; }, tb::rvp::none);
+    m.def("made_none_policy", [] {
+        auto *data = new float[2]{1, 2};
+        return py::dltensor<py::numpy, float, py::ndim<1>>(data, {2}, py::capsule(data, [](void *p) noexcept {
+            delete[] static_cast<float *>(p);
+        }));
+    }, tb::rvp::none);
+    py::class_<TracedModel>(m, "Model", py::type_slots(model_slots))
+        .def(py::init<>())
+        .def_rw("weights", &TracedModel::weights);
 }

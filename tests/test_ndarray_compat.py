@@ -20,52 +20,53 @@ def m(request):
 
 def test_view_reads_strided_data(m):
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
-    assert m.sum_view(a[::2, 1::2]) == a[::2, 1::2].sum()
-    assert m.sum_view(torch.arange(6, dtype=torch.float32).reshape(2, 3).T) == 15
+    assert m.ndarray_compat.sum_view(a[::2, 1::2]) == a[::2, 1::2].sum()
+    assert m.ndarray_compat.sum_view(torch.arange(6, dtype=torch.float32).reshape(2, 3).T) == 15
 
 
 def test_view_with_added_dtype(m):
-    assert m.view_as_double(np.array([2.5, 1.0])) == 2.5
+    assert m.ndarray_compat.view_as_double(np.array([2.5, 1.0])) == 2.5
 
 
 def test_operator_call_writes_in_place(m):
     a = np.ones((3, 2), np.float32)
-    m.scale_in_place(a, 3.0)
+    m.ndarray_compat.scale_in_place(a, 3.0)
     assert (a == 3).all()
 
 
 def test_cast_returns_the_framework_object(m):
-    r = m.cast_to_object(np.arange(3, dtype=np.float32))
+    r = m.ndarray_compat.cast_to_object(np.arange(3, dtype=np.float32))
     assert isinstance(r, np.ndarray) and r.tolist() == [0, 1, 2]
 
 
 def test_ndarray_check_accepts_tensors_and_buffers_only(m):
     # nanobind backend: nanobind's own nb::ndarray_check; pybind11 backend: dltensor's py::ndarray_check.
-    assert m.is_array_like(np.zeros(1)) and m.is_array_like(torch.zeros(1)) and m.is_array_like(b"x")
-    assert not m.is_array_like(3) and not m.is_array_like([1.0])
+    is_array_like = m.ndarray_compat.is_array_like
+    assert is_array_like(np.zeros(1)) and is_array_like(torch.zeros(1)) and is_array_like(b"x")
+    assert not is_array_like(3) and not is_array_like([1.0])
 
 
 def test_converting_constructor_shares_the_tensor(m):
     a = np.arange(4.0)
-    r = m.roundtrip_through_ndarray(a)
+    r = m.ndarray_compat.roundtrip_through_ndarray(a)
     assert isinstance(r, np.ndarray) and np.shares_memory(a, r)
 
 
 def test_converted_ndarray_without_an_owner_is_copied(m):
-    assert m.ownerless_ndarray_converted().tolist() == [7, 8, 9]
+    assert m.ndarray_compat.ownerless_ndarray_converted().tolist() == [7, 8, 9]
 
 
-# nanobind's own ways of asking for an imported tensor's object (tests/test_identity.cpp): the `none`
-# policy (pybind11 has none) and nb::find in a class's tp_traverse (pybind11 has no such hook).
+# nanobind's own ways of asking for an imported tensor's object (tests/test_ndarray_compat.cpp): the
+# `none` policy (pybind11 has none) and nb::find in a class's tp_traverse (pybind11 has no such hook).
 
 def test_none_policy_returns_the_callers_object(m):
     x = np.arange(3.0)
-    assert m.passthrough_none_policy(x) is x
+    assert m.ndarray_compat.passthrough_none_policy(x) is x
 
 
 def test_none_policy_creates_no_object_for_a_tensor_cpp_made(m):
     with pytest.raises(TypeError):  # nanobind: nothing to return, "Unable to convert function return value"
-        m.made_none_policy()
+        m.ndarray_compat.made_none_policy()
 
 
 def test_cycle_through_a_member_is_collected(m):
@@ -81,7 +82,7 @@ def test_cycle_through_a_member_is_collected(m):
     class Tied(__import__("array").array):  # a buffer that can carry an attribute
         pass
 
-    model, holder = m.Model(), Holder()
+    model, holder = m.ndarray_compat.Model(), Holder()
     holder.model = model
     t = Tied("d", [0.0, 0.0])
     t.back = holder

@@ -1,26 +1,19 @@
-// tests/test_ownership.cpp: tensors kept by C++ beyond the call, and released from a thread that does
-// not hold the GIL: the producer's deleter still runs exactly once, with the GIL.
+// tests/test_ownership.cpp: tensors kept by C++ beyond the call (common.keep, into tb::kept()), and
+// released from a thread that does not hold the GIL: the producer's deleter still runs exactly once, with
+// the GIL. Registered as the submodule `ownership`.
 #include "elements.h"
 
 #include <vector>
 
-namespace {
-std::vector<py::dltensor<py::ro>> &kept() {
-    static std::vector<py::dltensor<py::ro>> v;
-    return v;
-}
-} // namespace
-
-void init_ownership(py::module_ &m) {
-    m.def("keep", [](py::dltensor<py::ro> x) { kept().push_back(x); return kept().size(); });
-    m.def("kept_values", [](size_t i) { return tb::values(kept().at(i)); });
-    m.def("release_kept", [] { kept().clear(); });
+void init_ownership(py::module_ &parent) {
+    py::module_ m = parent.def_submodule("ownership", "Tensors kept by C++, released without the GIL "
+                                                      "(tests/test_ownership.py).");
     m.def("release_kept_without_gil", [] {
         std::vector<py::dltensor<py::ro>> v;
-        v.swap(kept());
+        v.swap(tb::kept());
         py::gil_scoped_release no_gil;
         v.clear();  // each dltensor takes the GIL to release its owner
-    });
+    }, "Drops the tensors common.keep() kept, with the GIL released.");
     // Reads the elements, and copies and drops the tensor, with the GIL released: nothing a dltensor does
     // there may need the GIL. Returns the sum and whether the GIL was held in there (it must not be).
     m.def("sum_without_gil", [](py::dltensor<const double> x) {
@@ -32,6 +25,9 @@ void init_ownership(py::module_ &m) {
             py::dltensor<const double> copy = x;
             tb::for_each_element(copy, [&](const char *p) { s += *(const double *) p; });
         }
-        return py::make_tuple(s, held);
-    });
+        py::dict d;
+        d["sum"] = s;
+        d["gil_held"] = held;
+        return d;
+    }, "{sum, gil_held}: the sum, read with the GIL released, and whether the GIL was held there.");
 }

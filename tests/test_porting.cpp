@@ -38,21 +38,26 @@ template <typename Framework> void def_local_results(py::module_ &m, const char 
     });
 }
 
-/// What `try_cast` saw: (bound, ndim, first element or None, a Python error was left set).
-template <typename T> py::tuple try_cast_report(py::handle obj, bool convert) {
+/// What `try_cast` saw: {bound, ndim, first (element, or None), error_left (a Python error was left set)}.
+template <typename T> py::dict try_cast_report(py::handle obj, bool convert) {
     T t;
     const bool ok = py::try_cast(obj, t, convert);
     const bool error_left = PyErr_Occurred() != nullptr;
     PyErr_Clear();
     py::object first = py::none();
     if (ok && t.size()) first = py::float_((double) *t.data());
-    return py::make_tuple(ok, ok ? t.ndim() : 0, first, error_left);
+    py::dict d;
+    d["bound"] = ok;
+    d["ndim"] = ok ? t.ndim() : 0;
+    d["first"] = first;
+    d["error_left"] = error_left;
+    return d;
 }
 
 } // namespace
 
 void init_porting(py::module_ &parent) {
-    py::module_ m = parent.def_submodule("porting");
+    py::module_ m = parent.def_submodule("porting", "Code ported from py::array_t (tests/test_porting.py).");
 
     // ---- results of a local container -----------------------------------------------------------------
     def_local_results<py::numpy>(m, "numpy");
@@ -123,13 +128,20 @@ void init_porting(py::module_ &parent) {
     m.def("matrix_sum", [](py::dltensor<const double, py::ndim<2>, py::c_contig> a) {
         double s = 0;
         for (size_t k = 0; k < a.size(); ++k) s += a.data()[k];
-        return py::make_tuple(a.shape(0), a.shape(1), s);
+        py::dict d;
+        d["rows"] = a.shape(0);
+        d["cols"] = a.shape(1);
+        d["sum"] = s;
+        return d;
     });
     m.def("scalar_value", [](py::dltensor<const int64_t, py::ndim<0>> a) { return *a.data(); });
     m.def("any_sum", [](py::dltensor<const double> a) {
         double s = 0;
         for (size_t k = 0; k < a.size(); ++k) s += a.data()[k];
-        return py::make_tuple(a.ndim(), s);
+        py::dict d;
+        d["ndim"] = a.ndim();
+        d["sum"] = s;
+        return d;
     });
     m.def("strict_sum", [](py::dltensor<const double, py::ndim<1>> a) { return a.size(); }, py::arg("a").noconvert());
     m.def("writable_fill", [](py::dltensor<double, py::ndim<1>> a) { a.data()[0] = 1; });
@@ -143,7 +155,10 @@ void init_porting(py::module_ &parent) {
 #else
         T t = py::cast<T>(obj);
 #endif
-        return py::make_tuple(t.shape(0), (double) t.data()[0]);
+        py::dict d;
+        d["size"] = t.shape(0);
+        d["first"] = (double) t.data()[0];
+        return d;
     });
     m.def("cast_writable_in_body", [](py::object obj) {
         using T = py::dltensor<float, py::ndim<1>>;
@@ -162,7 +177,12 @@ void init_porting(py::module_ &parent) {
     // ---- array_t's element-access members -------------------------------------------------------------
     m.def("element_pointers", [](py::dltensor<const double, py::ndim<2>> a, size_t i, size_t j) {
         // data(i, j) points at element (i, j) whatever the strides; data(i) at the row's first element
-        return py::make_tuple(*a.data(i, j), *a.data(i), a.at(i, j), (int64_t) (a.data(i, j) - a.data()));
+        py::dict d;
+        d["value"] = *a.data(i, j);
+        d["row_first"] = *a.data(i);
+        d["at"] = a.at(i, j);
+        d["offset"] = (int64_t) (a.data(i, j) - a.data());  // in elements
+        return d;
     });
     m.def("at_out_of_range", [](py::dltensor<const double, py::ndim<2>> a) { return a.at(a.shape(0), 0); });
     m.def("at_wrong_count", [](py::dltensor<const double> a) { return a.at(0); });

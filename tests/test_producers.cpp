@@ -1,6 +1,7 @@
 // tests/test_producers.cpp: the parameter kinds and returns that the producer matrix (test_producers.py)
 // runs every producer through: typed read-only, typed read-only without conversion, typed writable, and
-// bfloat16; and a tensor of every dtype, in every layout, returned to every framework.
+// bfloat16; and a tensor of every dtype, in every layout, returned to every framework. Registered as the
+// submodule `producers`.
 #include "elements.h"
 
 #include <complex>
@@ -87,7 +88,8 @@ template <typename Out> Out filled_empty() {
 
 } // namespace
 
-void init_producers(py::module_ &m) {
+void init_producers(py::module_ &parent) {
+    py::module_ m = parent.def_submodule("producers", "The producer matrix (tests/test_producers.py).");
     // Parameter kinds: every producer of the matrix goes through each.
     m.def("read_f32", [](py::dltensor<const float> x) { return tb::values(x); });
     m.def("read_f32_noconvert", [](py::dltensor<const float> x) { return tb::values(x); }, py::arg("x").noconvert());

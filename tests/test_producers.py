@@ -138,24 +138,24 @@ def case(request, tmp_path):
 
 
 def test_read_only_parameter_reads_the_logical_values(m, case):
-    assert m.read_f32(case.obj) == VALUES
+    assert m.producers.read_f32(case.obj) == VALUES
 
 
 def test_read_only_parameter_without_conversion_binds_only_direct_sources(m, case):
     if case.direct:
-        assert m.read_f32_noconvert(case.obj) == VALUES
+        assert m.producers.read_f32_noconvert(case.obj) == VALUES
     else:
         with pytest.raises(TypeError, match=INCOMPATIBLE):
-            m.read_f32_noconvert(case.obj)
+            m.producers.read_f32_noconvert(case.obj)
 
 
 def test_writable_parameter_writes_reach_the_caller_or_the_call_fails(m, case):
     if case.writable:
-        m.write_f32(case.obj, 7.0)
+        m.producers.write_f32(case.obj, 7.0)
         assert case.readback() == [7.0] * 3
     else:
         with pytest.raises(TypeError, match=INCOMPATIBLE):
-            m.write_f32(case.obj, 7.0)
+            m.producers.write_f32(case.obj, 7.0)
         if case.readback:
             assert case.readback() == VALUES  # nothing was written
 
@@ -164,10 +164,10 @@ def test_typed_pointers_are_aligned(m):
     buf = bytearray(8 * 4 + 1)
     a = np.frombuffer(buf, np.float64, count=4, offset=1)
     a[:] = [1, 2, 3, 4]
-    assert m.f64_address(a) % 8 == 0
+    assert m.producers.f64_address(a) % 8 == 0
     b = np.frombuffer(bytearray(8 * 4 + 1), np.float64, count=4, offset=1)
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.write_f64_address(b)  # writable never receives a misaligned pointer (nor a copy)
+        m.producers.write_f64_address(b)  # writable never receives a misaligned pointer (nor a copy)
 
 
 # ---- PyTorch's in-place rules ----------------------------------------------------------------------
@@ -177,7 +177,7 @@ def test_writes_bump_the_autograd_version_counter(m):
     w = torch.ones(3, requires_grad=True)
     loss = (w * a).sum()  # autograd saved `a`
     version = a._version
-    m.write_f32(a, 2.0)
+    m.producers.write_f32(a, 2.0)
     assert a._version > version
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss.backward()
@@ -186,34 +186,34 @@ def test_writes_bump_the_autograd_version_counter(m):
 def test_writes_through_a_view_bump_the_base_version(m):
     base = torch.ones(6)
     version = base._version
-    m.write_f32(base[::2], 5.0)
+    m.producers.write_f32(base[::2], 5.0)
     assert base._version > version and base.tolist() == [5, 1, 5, 1, 5, 1]
 
 
 def test_leaf_requiring_grad_is_writable_under_no_grad_only(m):
     p = torch.nn.Parameter(torch.zeros(3))
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.write_f32(p, 1.0)
+        m.producers.write_f32(p, 1.0)
     with torch.no_grad():
-        m.write_f32(p, 1.0)
+        m.producers.write_f32(p, 1.0)
     assert p.tolist() == [1, 1, 1] and p.requires_grad
 
 
 def test_inference_tensor_is_writable_inside_inference_mode_only(m):
     with torch.inference_mode():
         t = torch.zeros(3)
-        m.write_f32(t, 4.0)
+        m.producers.write_f32(t, 4.0)
     assert t.tolist() == [4, 4, 4]
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.write_f32(t, 5.0)
+        m.producers.write_f32(t, 5.0)
 
 
 def test_subclass_negative_view_reads_the_sign_and_refuses_writes(m):
     t = torch._neg_view(torch.tensor([1.0, 2.0, 3.0])).as_subclass(MyTensor)
-    assert m.read_f32(t) == [-1.0, -2.0, -3.0]
-    assert m.values(t) == [-1.0, -2.0, -3.0]
+    assert m.producers.read_f32(t) == [-1.0, -2.0, -3.0]
+    assert m.common.values(t) == [-1.0, -2.0, -3.0]
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.write_f32(t, 1.0)
+        m.producers.write_f32(t, 1.0)
 
 
 def test_subclass_overriding_queries_cannot_hide_a_negative_view(m):
@@ -222,12 +222,12 @@ def test_subclass_overriding_queries_cannot_hide_a_negative_view(m):
             return False
 
     t = torch._neg_view(torch.tensor([1.0, 2.0])).as_subclass(Liar)
-    assert m.read_f32(t) == [-1.0, -2.0]
+    assert m.producers.read_f32(t) == [-1.0, -2.0]
 
 
 def test_subclass_conjugate_view_reads_the_sign(m):
     c = torch.tensor([1 + 2j]).conj().as_subclass(MyTensor)
-    assert m.values(c) == [1 - 2j]
+    assert m.common.values(c) == [1 - 2j]
 
 
 # ---- bfloat16 from every producer that has it --------------------------------------------------------
@@ -244,12 +244,12 @@ BF16 = [1.0, -2.5, 3.0]
     lambda: tf.constant(BF16, tf.bfloat16),
 ], ids=["ml_dtypes", "ml_dtypes subclass", "numpy from jax", "jax", "torch", "tensorflow"])
 def test_bfloat16_parameters_read_every_producer(m, make):
-    assert m.read_bf16(make()) == BF16
+    assert m.producers.read_bf16(make()) == BF16
 
 
 def test_bfloat16_numpy_writes_reach_the_array(m):
     a = np.zeros(3, ml_dtypes.bfloat16)
-    m.write_bf16(a, 1.5)
+    m.producers.write_bf16(a, 1.5)
     assert a.astype(np.float32).tolist() == [1.5] * 3
 
 
@@ -259,11 +259,11 @@ def test_deleted_jax_array_is_refused(m):
     z = jnp.arange(3.0, dtype=jnp.float32)
     z.delete()
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.read_f32(z)
+        m.producers.read_f32(z)
 
 
 def test_const_jax_float64_return(m):
-    out = m.ret_jax_const_f64(3)
+    out = m.producers.ret_jax_const_f64(3)
     assert isinstance(out, jax.Array) and out.tolist() == [0.5, 1.5, 2.5]
 
 
@@ -294,7 +294,7 @@ def as_lists(fw, out, dtype, m):
         return out.tolist()
     if fw == "none":
         assert hasattr(out, "__dlpack__") and hasattr(out, "__dlpack_device__")
-        flat = m.values(out)
+        flat = m.common.values(out)
         return [flat[:3], flat[3:]]
     if fw == "numpy":
         assert isinstance(out, np.ndarray)
@@ -321,7 +321,7 @@ RETURNS = [(fw, dtype, layout) for fw in FRAMEWORKS for dtype in DTYPES for layo
 @pytest.mark.parametrize("fw, dtype, layout", RETURNS)
 def test_return_has_the_framework_dtype_and_values(backend_module, fw, dtype, layout):
     m = backend_module
-    out = getattr(m, "ret_" + fw)(dtype, layout)
+    out = getattr(m.producers, "ret_" + fw)(dtype, layout)
     assert as_lists(fw, out, dtype, m) == expected_2x3(dtype, layout)
 
 
@@ -334,10 +334,10 @@ def test_numpy_returns_are_the_same_array_through_numpys_c_api_and_the_public_ro
     try:
         arrays = []
         for fast in (True, False):
-            m.set_exchange_api(fast)
-            arrays.append(m.ret_numpy(dtype, layout))
+            m.common.set_fast_paths(fast)
+            arrays.append(m.producers.ret_numpy(dtype, layout))
     finally:
-        m.set_exchange_api(True)
+        m.common.set_fast_paths(True)
     fast, public = arrays
     assert fast.dtype == public.dtype
     if dtype != "bfloat16":
@@ -351,7 +351,7 @@ def test_numpy_returns_are_the_same_array_through_numpys_c_api_and_the_public_ro
 
 def test_consumer_errors_survive_the_capsule(backend_module):
     # NumPy refuses bfloat16 DLPack: its own error reaches the caller, not a SystemError.
-    out = backend_module.ret_none("bfloat16", "C")
+    out = backend_module.producers.ret_none("bfloat16", "C")
     with pytest.raises((BufferError, TypeError, RuntimeError)) as info:
         np.from_dlpack(out)
     assert not isinstance(info.value, SystemError)
@@ -367,9 +367,9 @@ def test_subclass_whose_torch_function_lies_about_its_state(m):
 
     base = torch.tensor([1 + 2j, 3 - 4j])
     x = base.conj().imag.as_subclass(Lie)  # a negative view: logically [-2, 4]
-    assert m.values(x) == [-2.0, 4.0]
+    assert m.common.values(x) == [-2.0, 4.0]
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.write_f32(x, 1.0)
+        m.producers.write_f32(x, 1.0)
     assert base.tolist() == [1 + 2j, 3 - 4j]
 
 
@@ -378,14 +378,14 @@ def test_misaligned_bfloat16_numpy_is_copied_for_read_only_parameters(m):
     a = buf[1:7].view(ml_dtypes.bfloat16)
     a[:] = BF16
     assert a.ctypes.data % 2 == 1
-    assert m.read_bf16(a) == BF16
+    assert m.producers.read_bf16(a) == BF16
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.write_bf16(a, 1.0)
+        m.producers.write_bf16(a, 1.0)
 
 
 def test_tensorflow_string_tensor_is_refused_not_aborted(m):
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.read_f32(tf.constant(["a", "b"]))
+        m.producers.read_f32(tf.constant(["a", "b"]))
 
 
 # ---- allocation by shape: Out::empty() for every framework ---------------------------------------------
@@ -400,12 +400,13 @@ def test_tensorflow_string_tensor_is_refused_not_aborted(m):
     ("none", lambda out: hasattr(out, "__dlpack__") and not isinstance(out, np.ndarray)),
 ])
 def test_empty_allocates_for_every_framework(backend_module, fw, check):
-    out = getattr(backend_module, "empty_" + fw)()
+    out = getattr(backend_module.producers, "empty_" + fw)()
     assert check(out), type(out)
-    values = backend_module.values(out) if fw == "none" else np.asarray(out).astype(np.float64).ravel().tolist()
+    values = (backend_module.common.values(out) if fw == "none"
+              else np.asarray(out).astype(np.float64).ravel().tolist())
     assert values == [0, 1, 2, 3, 4, 5]
 
 
 def test_empty_checks_the_annotated_rank(backend_module):
     with pytest.raises(ValueError, match="annotated ndim"):
-        backend_module.empty_bad_rank()
+        backend_module.producers.empty_bad_rank()

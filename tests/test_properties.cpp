@@ -1,5 +1,6 @@
 // tests/test_properties.cpp: helpers for the property tests: write every element's C-order index into
 // a writable tensor of any dtype and layout, and build returned tensors of any shape and strides.
+// Registered as the submodule `properties`.
 #include "elements.h"
 
 #include <vector>
@@ -48,7 +49,8 @@ template <typename... Tag> auto pattern(py::handle shape_obj, bool fortran) {
 }
 } // namespace
 
-void init_properties(py::module_ &m) {
+void init_properties(py::module_ &parent) {
+    py::module_ m = parent.def_submodule("properties", "Property-test helpers (tests/test_properties.py).");
     m.def("write_index", [](py::dltensor<> x) {
         auto dt = x.dtype();
         size_t k = 0;

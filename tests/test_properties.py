@@ -73,11 +73,11 @@ def as_python(values, dtype):
 @given(spec=views(DTYPES))
 def test_numpy_views_read_back_exactly(m, spec):
     _, v = numpy_view(spec)
-    assert m.values(v) == v.ravel().tolist()
-    info = m.describe(v)
-    assert info[1] == v.shape
+    assert m.common.values(v) == v.ravel().tolist()
+    info = m.common.describe(v)
+    assert info["shape"] == v.shape
     if v.size > 1:
-        assert all(s * v.itemsize == b for s, b, n in zip(info[2], v.strides, v.shape) if n > 1)
+        assert all(s * v.itemsize == b for s, b, n in zip(info["strides"], v.strides, v.shape) if n > 1)
 
 
 @PROPERTY
@@ -85,10 +85,10 @@ def test_numpy_views_read_back_exactly(m, spec):
 def test_torch_views_read_back_exactly(m, spec):
     _, v = torch_view(spec)
     expected = v.flatten().tolist()
-    assert m.values(v) == expected
-    info = m.describe(v)
-    assert info[1] == tuple(v.shape)
-    assert info[6] == v.data_ptr()
+    assert m.common.values(v) == expected
+    info = m.common.describe(v)
+    assert info["shape"] == tuple(v.shape)
+    assert info["data"] == v.data_ptr()
 
 
 @PROPERTY
@@ -99,7 +99,7 @@ def test_writes_through_numpy_views_land_in_place(m, spec):
     expected = base.copy()
     expected_view = expected[slices + (Ellipsis,)].transpose(perm)
     expected_view[...] = (np.arange(expected_view.size) % 100).reshape(expected_view.shape)
-    m.write_index(v)
+    m.properties.write_index(v)
     assert np.array_equal(base, expected)
 
 
@@ -113,14 +113,14 @@ def test_writes_through_torch_views_land_in_place(m, spec):
     v = base[positive + (Ellipsis,)].permute(perm)
     ev = expected[positive + (Ellipsis,)].permute(perm)
     ev.copy_((torch.arange(ev.numel()) % 100).reshape(ev.shape))
-    m.write_index(v)
+    m.properties.write_index(v)
     assert torch.equal(base, expected)
 
 
 @PROPERTY
 @given(shape=shapes, fortran=st.booleans(), fw=st.sampled_from(["numpy", "pytorch", "jax", "none"]))
 def test_returned_tensors_hold_the_cpp_pattern(m, shape, fortran, fw):
-    r = getattr(m, "pattern_" + fw)(shape, fortran)
+    r = getattr(m.properties, "pattern_" + fw)(shape, fortran)
     a = np.from_dlpack(r) if fw == "none" else np.asarray(r)
     assert a.shape == tuple(shape)
     assert np.array_equal(a, np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape))

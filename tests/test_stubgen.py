@@ -1,6 +1,6 @@
 """The signature text of py::dltensor parameters and returns turns into valid, informative type stubs:
 through ``python -m nanobind.stubgen`` on the nanobind backend, through ``pybind11-stubgen`` on the
-pybind11 backend."""
+pybind11 backend; one stub per submodule of the test module (one per topic, and `common`)."""
 import ast
 import os
 import re
@@ -12,33 +12,37 @@ import pytest
 
 @pytest.fixture(scope="module")
 def stub(backend_module, tmp_path_factory):
+    """{submodule: its stub's text}; both generators write the module, which has submodules, as a package
+    (``__init__.pyi`` for the root, keyed "")."""
     m = backend_module
     out_dir = tmp_path_factory.mktemp("stubs")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(m.__file__), *sys.path]))
     if "nanobind" in m.__name__:
-        out = out_dir / f"{m.__name__}.pyi"
-        cmd = [sys.executable, "-m", "nanobind.stubgen", "-m", m.__name__, "-o", str(out)]
+        cmd = [sys.executable, "-m", "nanobind.stubgen", "-m", m.__name__, "-r", "-O", str(out_dir)]
     else:
-        out = out_dir / f"{m.__name__}.pyi"
         cmd = [sys.executable, "-m", "pybind11_stubgen", m.__name__, "-o", str(out_dir)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "ERROR" not in proc.stderr, proc.stderr
-    if not out.exists():  # pybind11-stubgen writes a module with submodules as a package
-        out = out_dir / m.__name__ / "__init__.pyi"
     # Compare the two stub generators' spellings in one form: no "typing." prefixes.
-    return out.read_text().replace("typing.", "")
+    return {("" if f.stem == "__init__" else f.stem): f.read_text().replace("typing.", "")
+            for f in sorted((out_dir / m.__name__).glob("*.pyi"))}
 
 
 def signature(stub, name):
-    return next(line for line in stub.splitlines() if line.startswith(f"def {name}("))
+    """The first stub line of function `name`, in whichever submodule defines it."""
+    return next(line for text in stub.values() for line in text.splitlines() if line.startswith(f"def {name}("))
 
 
 def test_stub_is_valid_python(stub):
-    tree = ast.parse(stub)
-    compile(tree, "stub.pyi", "exec")
-    names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
-    assert {"norms", "arange_numpy", "arange_pytorch", "arange_tensorflow", "which"} <= names
+    names = {}
+    for submodule, text in stub.items():
+        tree = ast.parse(text)
+        compile(tree, f"{submodule or '__init__'}.pyi", "exec")
+        names[submodule] = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    assert {"common", "constraints", "export", "dtypes", "torch", "imports"} <= set(stub)
+    assert {"norms", "take_f32"} <= names["common"] and "which" in names["constraints"]
+    assert {"arange_numpy", "arange_pytorch", "arange_tensorflow"} <= names["export"]
 
 
 def test_parameter_stub_names_every_annotation(stub):
@@ -64,4 +68,4 @@ def test_return_and_dtype_stubs(stub, name, expected):
 
 
 def test_overloads_are_stubbed_separately(stub):
-    assert stub.count("def which(") == 5 and "@overload" in stub
+    assert stub["constraints"].count("def which(") == 5 and "@overload" in stub["constraints"]

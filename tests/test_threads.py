@@ -41,60 +41,61 @@ def test_shared_and_distinct_tensors_from_many_threads(m):
     def work(i):
         own = np.full(32, float(i))
         for _ in range(ROUNDS):
-            assert m.sum_without_gil(shared_np) == (expected, False)
-            assert m.sum_without_gil(shared_t) == (expected, False)
-            assert m.sum_without_gil(own) == (32.0 * i, False)
-            assert m.values(jnp.arange(3.0)) == [0.0, 1.0, 2.0]
+            assert m.ownership.sum_without_gil(shared_np) == {"sum": expected, "gil_held": False}
+            assert m.ownership.sum_without_gil(shared_t) == {"sum": expected, "gil_held": False}
+            assert m.ownership.sum_without_gil(own) == {"sum": 32.0 * i, "gil_held": False}
+            assert m.common.values(jnp.arange(3.0)) == [0.0, 1.0, 2.0]
 
     run_threads(work)
 
 
 def test_returns_and_capsules_from_many_threads(m):
     gc.collect()
-    frees0, deleters0 = m.owner_frees(), m.deleter_calls()
+    frees0, deleters0 = m.common.owner_frees(), m.common.deleter_calls()
 
     def work(i):
         storage = np.arange(8, dtype=np.float32)
         for _ in range(ROUNDS):
-            r = m.arange_pytorch(8)
+            r = m.export.arange_pytorch(8)
             assert r[7].item() == 7.0
-            n = m.arange_numpy(4)
+            n = m.export.arange_numpy(4)
             assert n[3] == 3.0
-            assert m.values(capsule(m, storage, shape=(8,)))[-1] == 7.0
+            assert m.common.values(capsule(m, storage, shape=(8,)))[-1] == 7.0
 
     run_threads(work)
     gc.collect()
-    assert m.owner_frees() - frees0 == THREADS * ROUNDS * 2
-    assert m.deleter_calls() - deleters0 == THREADS * ROUNDS
-    assert m.owner_frees_without_gil() == 0
-    assert m.deleter_calls_without_gil() == 0
+    assert m.common.owner_frees() - frees0 == THREADS * ROUNDS * 2
+    assert m.common.deleter_calls() - deleters0 == THREADS * ROUNDS
+    assert m.common.owner_frees_without_gil() == 0
+    assert m.common.deleter_calls_without_gil() == 0
 
 
 def test_tensors_kept_by_cpp_and_released_elsewhere(m):
     gc.collect()
-    deleters0 = m.deleter_calls()
+    deleters0 = m.common.deleter_calls()
     storage = np.arange(4, dtype=np.float32)
     lock = threading.Lock()
 
     def work(i):
         for k in range(50):
             with lock:  # the kept list itself is not thread-safe C++; the tensors are what is tested
-                m.keep(capsule(m, storage, shape=(4,)))
-                m.keep(torch.arange(3.0))
+                m.common.keep(capsule(m, storage, shape=(4,)))
+                m.common.keep(torch.arange(3.0))
                 if k % 10 == 9:
-                    m.release_kept_without_gil()
+                    m.ownership.release_kept_without_gil()
 
     run_threads(work)
-    m.release_kept_without_gil()
+    m.ownership.release_kept_without_gil()
     gc.collect()
-    assert m.deleter_calls() - deleters0 == THREADS * 50
-    assert m.deleter_calls_without_gil() == 0
+    assert m.common.deleter_calls() - deleters0 == THREADS * 50
+    assert m.common.deleter_calls_without_gil() == 0
 
 
 def test_owners_dropped_from_other_threads(m):
     gc.collect()
-    frees0 = m.owner_frees()
-    results = [m.arange_numpy(16) for _ in range(64)] + [m.arange_pytorch(16) for _ in range(64)]
+    frees0 = m.common.owner_frees()
+    results = ([m.export.arange_numpy(16) for _ in range(64)]
+               + [m.export.arange_pytorch(16) for _ in range(64)])
     chunks = [results[i::THREADS] for i in range(THREADS)]
     del results
 
@@ -103,5 +104,5 @@ def test_owners_dropped_from_other_threads(m):
 
     run_threads(drop)
     gc.collect()
-    assert m.owner_frees() - frees0 == 128
-    assert m.owner_frees_without_gil() == 0
+    assert m.common.owner_frees() - frees0 == 128
+    assert m.common.owner_frees_without_gil() == 0

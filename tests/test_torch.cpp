@@ -1,6 +1,9 @@
-// tests/test_torch.cpp: the DLPack C exchange API path for PyTorch: the switch between it and
-// __dlpack__, the producer's stream, framework-allocated outputs.
+// tests/test_torch.cpp: the DLPack C exchange API path for PyTorch (the switch between it and __dlpack__
+// is common.set_fast_paths), tables of other versions, the producer's stream, framework-allocated outputs,
+// PyTorch's special tensors through typed parameters. Registered as the submodule `torch`.
 #include "elements.h"
+
+#include <complex>
 
 namespace {
 long foreign_table_calls = 0;
@@ -16,10 +19,8 @@ int foreign_allocate(dlt::dlpack::Tensor *, dlt::dlpack::ManagedTensorVersioned 
 int foreign_stream(int32_t, int32_t, void **) { return foreign_view(nullptr, nullptr); }
 } // namespace
 
-void init_torch(py::module_ &m) {
-    m.def("set_exchange_api", [](bool on) { dlt::fast_paths_enabled() = on; },
-          "Route PyTorch tensors through the DLPack C exchange API (True) or __dlpack__ (False).");
-    m.def("exchange_api_enabled", [] { return dlt::fast_paths_enabled().load(); });
+void init_torch(py::module_ &parent) {
+    py::module_ m = parent.def_submodule("torch", "PyTorch beyond DLPack (tests/test_torch.py).");
     m.def("exchange_api_capsule", [](uint32_t major, bool chain_to_torch, bool allocator) {
         // A `__dlpack_c_exchange_api__` table of DLPack major version `major` whose every entry fails and
         // counts (foreign_table_calls), optionally chained through prev_api to torch.Tensor's own table;
@@ -57,8 +58,12 @@ void init_torch(py::module_ &m) {
     m.def("torch_empty_cuda", [](size_t n) {
         using Out = py::dltensor<py::pytorch, float, py::ndim<1>, py::device::cuda>;
         Out out = Out::empty({n});
-        return py::make_tuple(out, (uintptr_t) out.stream());
-    });
+        const auto stream = (unsigned long long) (uintptr_t) out.stream();
+        py::dict d;
+        d["tensor"] = out.cast();
+        d["stream"] = stream;
+        return d;
+    }, py::arg("n"), "{tensor, stream}: a float32 CUDA tensor allocated by PyTorch, and its stream.");
     m.def("add_into", [](py::dltensor<float, py::ndim<1>> a, py::dltensor<float, py::ndim<1>> b) {
         // a[i] += b[i] in index order; a and b may alias (dltensor does not forbid it, as DLPack cannot
         // describe it): the outcome is then that of this sequential loop.
@@ -67,4 +72,15 @@ void init_torch(py::module_ &m) {
     m.def("add_one_f32", [](py::dltensor<float> x) {
         tb::for_each_element(x, [](const char *p) { *(float *) p += 1.0f; });
     });
+
+    // Typed parameters and a returned tensor, for PyTorch's special tensors (negative and conjugate views,
+    // tensors that require grad) and owners.
+    m.def("values_f64", [](py::dltensor<const double> x) { return tb::values(x); },
+          "Every element of a read-only float64 tensor, converted if needed.");
+    m.def("values_f64_noconvert", [](py::dltensor<const double> x) { return tb::values(x); },
+          py::arg("x").noconvert());
+    m.def("values_complex64", [](py::dltensor<const std::complex<float>> x) { return tb::values(x); },
+          "Every element of a read-only complex64 tensor.");
+    m.def("arange", &tb::arange<py::pytorch>, py::arg("n"),
+          "A float32 torch tensor 0, 1, ..., n - 1 of C++ memory, its owner counted by common.owner_frees.");
 }

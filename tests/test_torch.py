@@ -21,22 +21,22 @@ def test_switch_routes_through_the_chosen_path(m):
             return super().__dlpack__(*args, **kwargs)
 
     t = torch.arange(3.0).as_subclass(Counting)
-    assert m.values(t) == [0, 1, 2]
-    assert calls == ([] if m.exchange_api_enabled() else [1])
+    assert m.common.values(t) == [0, 1, 2]
+    assert calls == ([] if m.common.fast_paths_enabled() else [1])
 
 
 def test_conjugate_view_is_materialized_for_read_only_parameters(m):
     a = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64)
     c = a.conj()
     assert c.is_conj()
-    assert m.values(c) == [1 - 2j, 3 + 1j]
-    assert m.dtype_complex64(c)[1] == [1 - 2j, 3 + 1j]
+    assert m.common.values(c) == [1 - 2j, 3 + 1j]
+    assert m.torch.values_complex64(c) == [1 - 2j, 3 + 1j]
 
 
 def test_conjugate_view_is_refused_by_writable_parameters(m):
     c = torch.tensor([1 + 2j], dtype=torch.complex64).conj()
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.fill(c, 0)
+        m.common.fill(c, 0)
 
 
 @pytest.mark.parametrize("make", [
@@ -48,28 +48,28 @@ def test_negative_view_is_read_with_its_sign(m, make):
     n = make()
     assert n.is_neg()
     expected = n.resolve_neg().tolist()
-    assert m.values(n) == expected
-    assert m.ro_f64(n)[0] == expected
+    assert m.common.values(n) == expected
+    assert m.torch.values_f64(n) == expected
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.fill(n, 0)  # writable: the memory holds the negated values
+        m.common.fill(n, 0)  # writable: the memory holds the negated values
 
 
 def test_negative_view_is_refused_without_conversion(m):
     n = torch._neg_view(torch.tensor([1.0, 2.0], dtype=torch.float64))
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.ro_f64_noconvert(n)
+        m.torch.values_f64_noconvert(n)
 
 
 def test_requires_grad_reads_but_never_writes(m):
     t = torch.arange(3.0, requires_grad=True)
-    assert m.values(t) == [0, 1, 2]  # read-only: the data is read, autograd does not see C++
+    assert m.common.values(t) == [0, 1, 2]  # read-only: the data is read, autograd does not see C++
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.add_one_f32(t)  # writable: C++ writes would bypass autograd
+        m.torch.add_one_f32(t)  # writable: C++ writes would bypass autograd
     p = torch.nn.Parameter(torch.ones(2))
-    assert m.values(p) == [1, 1]
-    assert m.ro_f64(torch.ones(2, dtype=torch.float32, requires_grad=True))[0] == [1, 1]
+    assert m.common.values(p) == [1, 1]
+    assert m.torch.values_f64(torch.ones(2, dtype=torch.float32, requires_grad=True)) == [1, 1]
     d = t.detach()
-    m.add_one_f32(d)
+    m.torch.add_one_f32(d)
     assert t.tolist() == [1, 2, 3]
 
 
@@ -80,19 +80,19 @@ def test_requires_grad_reads_but_never_writes(m):
 ])
 def test_tensors_dlpack_cannot_describe_are_rejected(m, make):
     with pytest.raises(TypeError, match=INCOMPATIBLE):
-        m.values(make())
+        m.common.values(make())
 
 
 def test_cpu_tensors_have_no_stream(m):
-    assert m.stream_of(torch.zeros(2)) == 0
-    assert m.stream_of(np.zeros(2)) == 0
+    assert m.torch.stream_of(torch.zeros(2)) == 0
+    assert m.torch.stream_of(np.zeros(2)) == 0
 
 
 def test_framework_allocated_output(m):
-    t = m.torch_empty(5)
+    t = m.torch.torch_empty(5)
     assert isinstance(t, torch.Tensor) and t.dtype == torch.float32
     assert t.tolist() == [0, 0.5, 1.0, 1.5, 2.0]
-    t2 = m.torch_empty_2d(2, 3)
+    t2 = m.torch.torch_empty_2d(2, 3)
     assert t2.dtype == torch.int64 and t2.tolist() == [[0, 1, 2], [100, 101, 102]]
     assert t2.is_contiguous()
     t2 += 1  # an ordinary, writable torch tensor
@@ -101,24 +101,24 @@ def test_framework_allocated_output(m):
 
 def test_framework_allocated_output_checks_its_rank(m):
     with pytest.raises(ValueError):
-        m.torch_empty_bad_rank()
+        m.torch.torch_empty_bad_rank()
 
 
 def test_framework_allocated_output_has_no_owner_capsule(m):
-    before = m.owner_frees()
-    t = m.torch_empty(3)
+    before = m.common.owner_frees()
+    t = m.torch.torch_empty(3)
     del t
     gc.collect()
-    assert m.owner_frees() == before
+    assert m.common.owner_frees() == before
 
 
 def test_returned_torch_tensor_releases_its_owner_once_from_any_thread(m):
-    before = m.owner_frees()
-    t = m.arange_pytorch(8)
+    before = m.common.owner_frees()
+    t = m.torch.arange(8)
     views = [t[1:], t[::2]]
     del t
     gc.collect()
-    assert m.owner_frees() == before
+    assert m.common.owner_frees() == before
     holder = {"views": views}
     del views
 
@@ -130,11 +130,12 @@ def test_returned_torch_tensor_releases_its_owner_once_from_any_thread(m):
     th.start()
     th.join()
     gc.collect()
-    assert m.owner_frees() == before + 1
-    assert m.owner_frees_without_gil() == 0
+    assert m.common.owner_frees() == before + 1
+    assert m.common.owner_frees_without_gil() == 0
 
 
 def test_exchange_and_dlpack_paths_agree(backend_module):
+    common = backend_module.common
     cases = [
         torch.arange(12, dtype=torch.float32).reshape(3, 4)[:, 1::2],
         torch.arange(6, dtype=torch.int16).reshape(2, 3).T,
@@ -145,22 +146,22 @@ def test_exchange_and_dlpack_paths_agree(backend_module):
     ]
     try:
         for t in cases:
-            backend_module.set_exchange_api(True)
-            fast = (backend_module.describe(t)[:8], backend_module.values(t))
-            backend_module.set_exchange_api(False)
-            slow = (backend_module.describe(t)[:8], backend_module.values(t))
+            common.set_fast_paths(True)
+            fast = (common.describe(t), common.values(t))
+            common.set_fast_paths(False)
+            slow = (common.describe(t), common.values(t))
             assert fast == slow
     finally:
-        backend_module.set_exchange_api(True)
+        common.set_fast_paths(True)
 
 
 @pytest.mark.parametrize("lib", ["torch", "numpy"])
 def test_overlapping_writable_views_see_each_others_writes(m, lib):
     t = torch.arange(6.0) if lib == "torch" else np.arange(6.0, dtype=np.float32)
-    m.add_into(t[0:4], t[2:6])  # b[i] is t[i + 2]: read before a[i + 2] overwrites it
+    m.torch.add_into(t[0:4], t[2:6])  # b[i] is t[i + 2]: read before a[i + 2] overwrites it
     assert list(map(float, t)) == [2.0, 4.0, 6.0, 8.0, 4.0, 5.0]
     s = torch.ones(3) if lib == "torch" else np.ones(3, np.float32)
-    m.add_into(s, s)  # the same tensor twice
+    m.torch.add_into(s, s)  # the same tensor twice
     assert list(map(float, s)) == [2.0, 2.0, 2.0]
 
 
@@ -178,25 +179,25 @@ def _counting_subclass(capsule):
 
 
 def test_exchange_api_of_another_major_version_alone_is_not_used(m):
-    cls, calls = _counting_subclass(m.exchange_api_capsule(2, False))
-    before = m.foreign_table_calls()
-    assert m.values(torch.arange(3.0).as_subclass(cls)) == [0, 1, 2]
-    assert m.foreign_table_calls() == before  # the v2 table was never called
+    cls, calls = _counting_subclass(m.torch.exchange_api_capsule(2, False))
+    before = m.torch.foreign_table_calls()
+    assert m.common.values(torch.arange(3.0).as_subclass(cls)) == [0, 1, 2]
+    assert m.torch.foreign_table_calls() == before  # the v2 table was never called
     assert calls == [1]  # no table of a readable version: __dlpack__ (on both import paths)
 
 
 def test_exchange_api_walks_prev_api_to_a_readable_version(m):
-    cls, calls = _counting_subclass(m.exchange_api_capsule(2, True))
-    before = m.foreign_table_calls()
-    assert m.values(torch.arange(3.0).as_subclass(cls)) == [0, 1, 2]
-    assert m.foreign_table_calls() == before
-    assert calls == ([] if m.exchange_api_enabled() else [1])  # the chained v1 table: no __dlpack__
+    cls, calls = _counting_subclass(m.torch.exchange_api_capsule(2, True))
+    before = m.torch.foreign_table_calls()
+    assert m.common.values(torch.arange(3.0).as_subclass(cls)) == [0, 1, 2]
+    assert m.torch.foreign_table_calls() == before
+    assert calls == ([] if m.common.fast_paths_enabled() else [1])  # the chained v1 table: no __dlpack__
 
 
 def test_exchange_api_missing_an_entry_is_not_used(m):
     # A table of the readable major version without a mandatory entry (here the allocator) is not used.
-    cls, calls = _counting_subclass(m.exchange_api_capsule(1, False, allocator=False))
-    before = m.foreign_table_calls()
-    assert m.values(torch.arange(3.0).as_subclass(cls)) == [0, 1, 2]
-    assert m.foreign_table_calls() == before  # the incomplete table was never called
+    cls, calls = _counting_subclass(m.torch.exchange_api_capsule(1, False, allocator=False))
+    before = m.torch.foreign_table_calls()
+    assert m.common.values(torch.arange(3.0).as_subclass(cls)) == [0, 1, 2]
+    assert m.torch.foreign_table_calls() == before  # the incomplete table was never called
     assert calls == [1]  # __dlpack__ (on both import paths)
