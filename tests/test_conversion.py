@@ -50,6 +50,28 @@ def test_order_conversion_for_read_only_parameters(m):
     assert m.conversion.ro_c_any(a[:, ::2]) == (2, 1)
 
 
+@pytest.mark.parametrize("make", [
+    lambda: b"\x01\x02\x03",
+    lambda: bytearray(b"\x01\x02\x03"),
+    lambda: memoryview(b"\x01\x02\x03"),
+    lambda: array.array("B", [1, 2, 3]),
+], ids=["bytes", "bytearray", "memoryview", "array.array"])
+def test_buffer_objects_convert_as_their_bytes(m, make):
+    # numpy.asarray(bytes) alone would be one 3-character string, not three uint8 elements.
+    assert m.conversion.ro_f64(make())["values"] == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("make", [
+    np.asarray, torch.from_numpy, jnp.asarray, tf.constant,
+    lambda a: np.ascontiguousarray(a.astype(np.int32)), lambda a: tf.constant(a.astype(np.int32)),
+], ids=["numpy", "torch", "jax", "tensorflow", "numpy int32", "tensorflow int32"])
+def test_f_order_conversion_from_every_producer(m, make):
+    # TensorFlow's tf.cast keeps C order: its F-order copies come from NumPy.
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    got = m.conversion.ro_f_f32(make(a))
+    assert got["values"] == a.ravel().tolist() and got["strides"] == (1, 2)
+
+
 def test_writable_parameter_never_receives_a_copy(m):
     a = np.zeros(3, np.float32)
     with pytest.raises(TypeError):

@@ -126,3 +126,34 @@ def test_negative_stride_pytorch_returns_do_not_abort(backend):
         print("ok")
     """)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stdout + proc.stderr
+
+
+@both
+def test_first_calls_come_from_many_threads_at_once(backend, path):
+    # What dltensor looks up once per process (process_state.h: PyTorch's, NumPy's and jaxlib's entry
+    # points, NumPy's C API, the dltensor.Tensor type, PyTorch's key-set layout) and the per-type cache are
+    # made by the first call that needs them. Here every first call comes from 8 threads released at once,
+    # each producer and each return at the same moment: no deadlock (the timeout), no crash, right answers.
+    proc = run_script(backend, path, """
+        import threading
+        import numpy as np, torch, jax.numpy as jnp, tensorflow as tf
+        args = [np.array([1., 2., 3.]), torch.tensor([1., 2., 3.]), torch._neg_view(torch.tensor([-1., -2., -3.])),
+                jnp.array([1., 2., 3.]), tf.constant([1., 2., 3.]), [1, 2, 3], np.array([1, 2, 3], np.int32)]
+        returns = [m.export.arange_numpy, m.export.arange_pytorch, m.export.arange_jax, m.export.arange_none]
+        barrier = threading.Barrier(8)
+        wrong = []
+        def run(i):
+            barrier.wait()
+            for k in range(len(args)):
+                x = args[(i + k) % len(args)]
+                if m.conversion.ro_f64(x)["values"] != [1.0, 2.0, 3.0]:
+                    wrong.append(("argument", type(x).__name__))
+                r = returns[(i + k) % len(returns)](3)
+                if np.from_dlpack(r).tolist() != [0.0, 1.0, 2.0]:
+                    wrong.append(("return", type(r).__name__))
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        print("wrong", wrong)
+    """)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("wrong []"), proc.stdout + proc.stderr
