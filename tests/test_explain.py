@@ -73,6 +73,10 @@ NUMPY_CASES = {
     "out-of-range list": ("index_total", lambda: [1, -1], "list is not a tensor, and numpy.asarray() could not "
                           "convert it (Python integer -1 out of bounds for uint32)"),
     "malformed capsule": ("total", None, "PyCapsule: not a usable DLPack tensor"),
+    "byte order, writable": ("scale", lambda: np.zeros(3, ">f4"), "dtype differs from float32: its byte order is "
+                             "not the machine's (buffer format '>f')"),
+    "capsule of another dtype": ("total", lambda: np.zeros(3, np.int32).__dlpack__(), "dtype int32, expected "
+                                 "float32 (a raw DLPack capsule is never converted: there is no producer to ask)"),
 }
 
 

@@ -9,6 +9,7 @@
 #include <Python.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <utility>
 
 #include "dlpack.h"
@@ -113,7 +114,10 @@ inline mismatch import_buffer(PyObject *src, const requirements &r, imported &ou
     if (dt.bits == 0 || v.ndim < 0 || v.ndim > dlpack::max_ndim) return mismatch::invalid;
     if (!native) {  // readable only through a byte-swapping conversion
         out.seen = dt;
-        last_refusal().tensor_known = false;
+        refusal &rec = last_refusal();
+        rec.tensor_known = false;
+        std::snprintf(rec.detail, sizeof rec.detail, "its byte order is not the machine's (buffer format '%s')",
+                      v.format ? v.format : "B");
         return mismatch::dtype;
     }
     int64_t step = 1;

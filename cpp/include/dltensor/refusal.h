@@ -34,7 +34,8 @@ struct refusal {
     uintptr_t address = 0;          ///< The first element's address (for `misaligned`).
     requirements required;          ///< The parameter's requirements (its `shape` pointer is static).
     char type_name[64] = {};        ///< The argument's Python type (`tp_name`, truncated).
-    char detail[96] = {};           ///< NumPy's reason when `numpy.asarray` failed (truncated), else empty.
+    /// NumPy's reason when `numpy.asarray` failed, or why a buffer's dtype is unusable (truncated); else empty.
+    char detail[96] = {};
     uintptr_t object = 0;           ///< The refused object's address (its `id()`), set by `refusal_log`.
     const char *signature = nullptr;///< The parameter's signature text (static), set by `refusal_log`.
 };
@@ -150,7 +151,9 @@ inline std::string explain(const refusal &r) {
                        tuple_text(r.shape, r.ndim) + ")";
             return "shape " + tuple_text(r.shape, r.ndim) + ", expected " + required_shape_text(q);
         case mismatch::dtype:
-            if (!r.tensor_known) return "dtype differs from " + dtype_text(q.dtype);
+            if (!r.tensor_known)  // a buffer whose byte order is not the machine's (buffer_import.h)
+                return "dtype differs from " + dtype_text(q.dtype) +
+                       (r.detail[0] ? std::string(": ") + r.detail : std::string());
             if (!q.read_only)
                 return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
                        "; a writable parameter never converts (" + dtype_text(r.dtype) + " -> " +
@@ -161,6 +164,9 @@ inline std::string explain(const refusal &r) {
             if (r.dtype.code == dlpack::complex_ && q.dtype.code != dlpack::complex_)
                 return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
                        " (complex -> real would drop the imaginary part; never converted)";
+            if (std::strcmp(r.type_name, "PyCapsule") == 0)
+                return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
+                       " (a raw DLPack capsule is never converted: there is no producer to ask)";
             return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
                    " (the producer could not convert it)";
         case mismatch::order: {
