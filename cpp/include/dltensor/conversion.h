@@ -95,8 +95,9 @@ inline py_ref convert_through_array_api(PyObject *src, PyObject *dtype) noexcept
 /// Asks the producer for a copy of `src` with the dtype and order that `r` needs, on the same device:
 /// NumPy/CuPy `astype(dtype, order=...)`, PyTorch (torch_converted), JAX `astype` (on the CPU, and for
 /// 64-bit dtypes without JAX's x64 mode, NumPy), TensorFlow `tf.cast` (F order on the CPU: NumPy), other
-/// array-API objects `xp.astype`; plain buffers go through NumPy (as a memoryview of their bytes). `seen`: the refused tensor's dtype; `why`: why it was
-/// refused; `on_cpu`: it lives on the CPU. Empty, with no error set, when the producer cannot convert.
+/// array-API objects `xp.astype`; plain buffers go through NumPy (as a memoryview of their bytes).
+/// `seen`: the refused tensor's dtype; `why`: why it was refused; `on_cpu`: it lives on the CPU. Empty,
+/// with no error set, when the producer cannot convert.
 inline py_ref convert_with_producer(PyObject *src, producer kind, bool is_buffer, const requirements &r,
                                     dlpack::DataType seen, mismatch why, bool on_cpu = false) noexcept {
     char name[16];

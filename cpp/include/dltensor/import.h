@@ -34,6 +34,13 @@
 #include "requirements.h"
 #include "torch.h"
 
+/// The refusal paths (conversions, lists): out of line, so that the accepting path stays small.
+#if defined(__GNUC__)
+#define DLTENSOR_REFUSAL_PATH inline __attribute__((noinline, cold))
+#else
+#define DLTENSOR_REFUSAL_PATH inline
+#endif
+
 namespace dlt {
 
 inline bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept;
@@ -160,7 +167,7 @@ inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch 
 
 /// A tensor a route accepted: PyTorch learns of C++ writes, the owner keeps the source alive, and the
 /// source is remembered (`f(x) is x`). False (refused) only when out of memory.
-inline bool accept(PyObject *src, const producer_info &info, const requirements &r, bool convert,
+DLTENSOR_HOT_INLINE bool accept(PyObject *src, const producer_info &info, const requirements &r, bool convert,
                    imported &out) noexcept {
     // C++ may write: tell autograd, as an in-place op would (see torch.h).
     if (info.kind == producer::torch && !r.read_only) torch_process::get().mark_written(src);
@@ -185,8 +192,8 @@ inline bool accept(PyObject *src, const producer_info &info, const requirements 
 
 /// A tensor a route refused for `why`: imported from the producer's converted copy where conversion is
 /// allowed and may help (conversion.h), else refused.
-inline bool import_converted(PyObject *src, const producer_info &info, const requirements &r, bool convert,
-                             mismatch why, imported &out) noexcept {
+DLTENSOR_REFUSAL_PATH bool import_converted(PyObject *src, const producer_info &info, const requirements &r,
+                                            bool convert, mismatch why, imported &out) noexcept {
     if (!convert || !conversion_may_fix(r, out.seen, why)) return refuse(src, r, convert, why, false, false);
     PyTypeObject *tp = Py_TYPE(src);
     const bool plain_buffer = has_buffer_protocol(tp) && !_PyType_Lookup(tp, py_names::get().dlpack_method);
@@ -200,7 +207,8 @@ inline bool import_converted(PyObject *src, const producer_info &info, const req
 
 /// An object that is no tensor (a list, tuple, number, `__array__` object): `numpy.asarray` with the
 /// parameter's dtype, for read-only parameters that allow conversion; else refused.
-inline bool import_array_like(PyObject *src, const requirements &r, bool convert, imported &out) noexcept {
+DLTENSOR_REFUSAL_PATH bool import_array_like(PyObject *src, const requirements &r, bool convert,
+                                             imported &out) noexcept {
     if (!convert || !r.read_only || !is_array_like(src)) {
         last_refusal().detail[0] = '\0';
         return refuse(src, r, convert, mismatch::invalid, true, false);

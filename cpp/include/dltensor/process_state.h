@@ -29,6 +29,7 @@
 #include <new>
 
 #include "dlpack.h"
+#include "py_ref.h"  // DLTENSOR_HOT_INLINE
 
 namespace dlt {
 
@@ -59,6 +60,25 @@ namespace detail {
 template <typename T> struct process_slot {
     static inline std::atomic<const T *> value{nullptr};
 };
+
+/// process_state()'s first call: out of line, so that every caller inlines only the load.
+template <typename T, typename Make>
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+const T &make_process_state(Make &make) noexcept {
+    T *fresh = new (std::nothrow) T(make());
+    if (!fresh) {
+        static const T none{};
+        return none;
+    }
+    const T *expected = nullptr;
+    if (process_slot<T>::value.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
+                                                      std::memory_order_acquire))
+        return *fresh;
+    delete fresh;
+    return *expected;
+}
 } // namespace detail
 
 /// The process's one `T`, made by `make()` (which returns a `T`) at the first call, then read with one
@@ -67,19 +87,9 @@ template <typename T> struct process_slot {
 /// all that): two threads that call first may both make a `T`; the first one published is kept and the
 /// other destroyed (Python references it took leak, once). When memory runs out, a default `T` (no
 /// state: every shortcut off) is returned and the next call tries again.
-template <typename T, typename Make> const T &process_state(Make &&make) noexcept {
-    std::atomic<const T *> &slot = detail::process_slot<T>::value;
-    if (const T *v = slot.load(std::memory_order_acquire)) return *v;
-    T *fresh = new (std::nothrow) T(make());
-    if (!fresh) {
-        static const T none{};
-        return none;
-    }
-    const T *expected = nullptr;
-    if (slot.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel, std::memory_order_acquire))
-        return *fresh;
-    delete fresh;
-    return *expected;
+template <typename T, typename Make> DLTENSOR_HOT_INLINE const T &process_state(Make &&make) noexcept {
+    if (const T *v = detail::process_slot<T>::value.load(std::memory_order_acquire)) return *v;
+    return detail::make_process_state<T>(make);
 }
 
 /// Interned names and constant arguments of the import paths.
