@@ -231,6 +231,8 @@ def lifecycles(s):
         "test_jax_array_deleted_while_held": "a JAX array `delete()`d while C++ holds it",
         "test_multi_device_jax_arrays_are_refused_on_every_path": "sharded and replicated JAX arrays",
         "test_negative_stride_pytorch_returns_do_not_abort": "negative-stride PyTorch returns of every dtype",
+        "test_first_calls_come_from_many_threads_at_once": "a fresh process's first calls (7 kinds of argument, 4 "
+                                                           "returns) from 8 threads released at once",
     }
     assert sorted(s.functions(f)) == sorted([held, *others]), f"{f} changed: {s.functions(f)}"
     matrix = s.matrix(f, held, {"producer": "producers", "backend": "backends", "path": "import paths"})
@@ -238,7 +240,8 @@ def lifecycles(s):
     what = (f"Each in a subprocess: tensors from {len(mod.HELD)} producers ({code(mod.HELD)}) held by C++ past "
             f"their owner's deletion, then dropped without the GIL; " + "; ".join(others.values()))
     hold = ("the process exits cleanly with the right values; held tensors read their values after the "
-            "producer's deletion; multi-device JAX arrays refused on every path")
+            "producer's deletion; multi-device JAX arrays refused on every path; first calls from threads "
+            "neither deadlock nor answer wrong")
     return (f"lifecycles (`{f}`)", what, hold,
             f"{matrix}, + {rest} = {s.count(f):,} subprocesses")
 
