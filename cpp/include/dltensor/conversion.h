@@ -14,6 +14,7 @@
 
 #include "dlpack.h"
 #include "dtypes.h"
+#include "frameworks.h"
 #include "process_state.h"
 #include "producer.h"
 #include "py_ref.h"
@@ -26,9 +27,8 @@ namespace detail {
 
 /// `numpy.asarray(src).astype(dtype, order=order)`. Empty, with the error set, on failure.
 inline py_ref convert_through_numpy(PyObject *src, PyObject *dtype, PyObject *order) noexcept {
-    PyObject *one[] = {src};
-    py_ref np = import_module("numpy");
-    py_ref arr = call_method(np.get(), "asarray", one, 1);
+    PyObject *asarray = numpy_public_api::get().asarray;
+    py_ref arr(asarray ? PyObject_CallOneArg(asarray, src) : nullptr);
     PyObject *args[] = {dtype, order};
     return arr ? call_method(arr.get(), "astype", args, 1, py_names::get().order_kwnames) : py_ref();
 }
@@ -48,11 +48,10 @@ inline bool jax_x64_enabled() noexcept {
 /// on failure, with NumPy's reason kept in `last_refusal().detail` and no error set.
 inline py_ref numpy_array_of(PyObject *src, const requirements &r) noexcept {
     char name[16];
-    py_ref np = import_module("numpy");
-    py_ref fn = attribute(np.get(), "asarray");
+    PyObject *asarray = numpy_public_api::get().asarray;
     py_ref dtype(r.dtype.bits && dtype_name(r.dtype, name) ? PyUnicode_FromString(name) : nullptr);
     PyObject *args[] = {src, dtype.get()};
-    py_ref arr(fn ? PyObject_Vectorcall(fn.get(), args, dtype ? 2 : 1, nullptr) : nullptr);
+    py_ref arr(asarray ? PyObject_Vectorcall(asarray, args, dtype ? 2 : 1, nullptr) : nullptr);
     char *detail = last_refusal().detail;
     detail[0] = '\0';
     if (!arr && PyErr_Occurred()) {

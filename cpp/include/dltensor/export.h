@@ -264,26 +264,6 @@ inline PyObject *handle_capsule(tensor_handle *h) noexcept {
 } // namespace detail
 
 
-/// NumPy's public entry points for exports that its C API cannot describe, looked up once
-/// (process_state.h): both NULL when NumPy is not importable.
-struct numpy_public_api {
-    PyObject *asarray = nullptr;      ///< `numpy.asarray` (CPU memory, through the buffer protocol)
-    PyObject *from_dlpack = nullptr;  ///< `numpy.from_dlpack`
-    bool ok() const noexcept { return asarray && from_dlpack; }
-    static const numpy_public_api &get() noexcept {
-        return process_state<numpy_public_api>([] {
-            numpy_public_api r;
-            py_ref np = import_module("numpy");
-            py_ref asarray = attribute(np.get(), "asarray"), from_dlpack = attribute(np.get(), "from_dlpack");
-            PyErr_Clear();
-            if (asarray && from_dlpack) {  // kept for the process
-                r.asarray = asarray.release();
-                r.from_dlpack = from_dlpack.release();
-            }
-            return r;
-        });
-    }
-};
 
 /// The Python object a binding returns for `h`: that framework's tensor (a view, or a copy when `copy`).
 /// New reference, or NULL with an error set.

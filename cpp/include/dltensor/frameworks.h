@@ -177,6 +177,27 @@ inline PyObject *numpy_bfloat16_view(PyObject *uint16_array) noexcept {
     return call_method(bits.get(), "view", args, 1).release();
 }
 
+/// NumPy's public entry points, looked up once (process_state.h): for exports that NumPy's C API cannot
+/// describe (export.h) and for conversions (conversion.h). Both NULL when NumPy is not importable.
+struct numpy_public_api {
+    PyObject *asarray = nullptr;      ///< `numpy.asarray` (CPU memory, through the buffer protocol)
+    PyObject *from_dlpack = nullptr;  ///< `numpy.from_dlpack`
+    bool ok() const noexcept { return asarray && from_dlpack; }
+    static const numpy_public_api &get() noexcept {
+        return process_state<numpy_public_api>([] {
+            numpy_public_api r;
+            py_ref np = import_module("numpy");
+            py_ref asarray = attribute(np.get(), "asarray"), from_dlpack = attribute(np.get(), "from_dlpack");
+            PyErr_Clear();
+            if (asarray && from_dlpack) {  // kept for the process
+                r.asarray = asarray.release();
+                r.from_dlpack = from_dlpack.release();
+            }
+            return r;
+        });
+    }
+};
+
 /// NumPy: a view of an exact `numpy.ndarray` read from NumPy's C structures, as pybind11's `array_t`
 /// does (`PyArrayObject_fields`, and `PyArray_Descr` in its NumPy 1.x or 2.x layout), instead of a
 /// `__dlpack__` call. Only builtin numeric dtypes in native byte order, aligned, with strides that are

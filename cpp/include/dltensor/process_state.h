@@ -13,7 +13,8 @@
 //   numpy_arrays              `numpy.ndarray` and NumPy's major version                 (frameworks.h)
 //   numpy_c_api               NumPy's `_ARRAY_API` table                                (numpy_c_api.h)
 //   jax_entry_points          jaxlib's DLPack entry points, JAX's CPU device            (frameworks.h)
-//   the `dltensor.Tensor` type, NumPy's public entry points                             (export.h)
+//   numpy_public_api          `numpy.asarray` / `numpy.from_dlpack` (exports, conversions) (frameworks.h)
+//   the `dltensor.Tensor` type                                                          (export.h)
 //   the per-type producer cache: a mutable table, locked on free-threaded builds        (producer.h)
 // Per thread, not per process: the refusal record and log (refusal.h, refusal_log.h).
 #pragma once
