@@ -171,6 +171,15 @@ def test_negative_strides(m):
     assert m.common.values(capsule(m, storage, shape=(5,), strides=(-1,), byte_offset=16)) == [4, 3, 2, 1, 0]
 
 
+def test_numpy_strides_that_are_not_whole_elements_read_the_right_values(m):
+    # complex128 with a byte stride of 24: aligned (a multiple of 8) but no element stride says it, so
+    # NumPy's structures cannot be read as DLPack; the values must still come out right (a copy).
+    raw = np.arange(12, dtype=np.float64)
+    a = np.lib.stride_tricks.as_strided(raw.view(np.complex128), shape=(4,), strides=(24,))
+    assert a.flags.aligned and a.tolist() == [complex(3 * i, 3 * i + 1) for i in range(4)]
+    assert m.common.values(a) == a.tolist()
+
+
 def test_zero_strides_broadcast(m):
     row = np.arange(3, dtype=np.float64)
     b = np.broadcast_to(row, (4, 3))

@@ -51,7 +51,7 @@ struct element_stride {
 /// A braced shape as an array; an empty one means the annotated fixed shape (`annotated` dimensions with
 /// extents `fixed`, -1 for a free one). Throws `std::invalid_argument` when that is not fully fixed.
 struct shape_array {
-    size_t v[dlpack::max_ndim + 1] = {};
+    size_t v[dlpack::max_ndim + 1];  // the first n are set: no 65-entry clear on every construction
     size_t n = 0;
     shape_array(std::initializer_list<size_t> s, int32_t annotated, const int64_t *fixed) {
         if (s.size() > (size_t) dlpack::max_ndim) throw std::invalid_argument("py::dltensor: too many dimensions");
@@ -73,7 +73,7 @@ struct construct_tag { };
 /// Braced strides as an int64_t array (`n` = 0 when none were given). Throws `std::invalid_argument` when
 /// they are given and their number differs from the number of dimensions.
 struct strides_array {
-    int64_t v[dlpack::max_ndim + 1] = {};
+    int64_t v[dlpack::max_ndim + 1];  // the first n are set
     size_t n = 0;
     strides_array(std::initializer_list<element_stride> s, size_t ndim) {
         if (s.size() != 0 && s.size() != ndim)

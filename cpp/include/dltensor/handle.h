@@ -44,16 +44,15 @@ public:
                                  const void *keeper = nullptr) noexcept {
         const size_t nd = (size_t) t.ndim;
         const size_t dims = sizeof(tensor_handle) + 2 * nd * sizeof(int64_t);
-        const size_t at = kt ? (dims + kt->align - 1) / kt->align * kt->align : dims;
+        const size_t at = kt ? (dims + kt->align - 1) & ~(kt->align - 1) : dims;  // align: a power of two
         void *mem = PyMem_RawMalloc(kt ? at + kt->size : dims);
         if (!mem) { PyErr_NoMemory(); return nullptr; }
-        auto *h = new (mem) tensor_handle();
+        auto *h = new (mem) tensor_handle(t);  // the view copied once, not cleared first
         if (kt) {
             h->keeper_type_ = kt;
             h->keeper_ = static_cast<char *>(mem) + at;
             kt->copy(h->keeper_, keeper);
         }
-        h->tensor_ = t;
         int64_t *shape = reinterpret_cast<int64_t *>(h + 1), *strides = shape + nd;
         for (size_t i = 0; i < nd; ++i) shape[i] = t.shape[i];
         if (t.strides) {
@@ -131,7 +130,7 @@ public:
     void set_source(PyObject *source, int framework) noexcept { source_ = source; source_framework_ = framework; }
 
 private:
-    tensor_handle() = default;
+    explicit tensor_handle(const dlpack::Tensor &t) noexcept : tensor_(t) { }
     tensor_handle(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream, const keeper_type *kt,
                   const void *keeper) noexcept
         : tensor_(t), owner_(owner), keeper_type_(kt), keeper_(const_cast<void *>(keeper)), stream_(stream),

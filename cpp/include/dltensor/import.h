@@ -53,7 +53,9 @@ namespace detail {
 inline mismatch import_exchange(PyObject *src, const producer_info &info, const requirements &r,
                                 imported &out) noexcept {
     const dlpack::ExchangeAPI *api = info.api;
-    dlpack::Tensor t{};
+    dlpack::Tensor &t = out.tensor;  // filled in place: no copy of the view on the hot path
+    t.strides = nullptr;             // the optional fields, should a producer leave them unset
+    t.byte_offset = 0;
     managed_tensor_ref owned;  // the view entry is optional: else an owning export, handed to a capsule
     if (api->dltensor_from_py_object_no_sync) {
         if (api->dltensor_from_py_object_no_sync(src, &t) != 0) { PyErr_Clear(); return mismatch::invalid; }
@@ -67,7 +69,7 @@ inline mismatch import_exchange(PyObject *src, const producer_info &info, const 
     if (validate(t)) return mismatch::invalid;
     out.seen = t.dtype;
     if (info.kind == producer::torch) {
-        mismatch m = torch_precheck(src, info.torch, r, t.dtype.code == dlpack::complex_, nullptr, &t);
+        mismatch m = torch_precheck(src, *info.torch, r, t.dtype.code == dlpack::complex_, nullptr, &t);
         if (m != mismatch::none) return m;
     }
     const bool read_only = info.immutable || (owned.get() && (owned.get()->flags & dlpack::flag_read_only));
@@ -82,7 +84,6 @@ inline mismatch import_exchange(PyObject *src, const producer_info &info, const 
     }
     out.owner = owned.get() ? owned.into_owner() : py_ref::borrow(src);
     if (!out.owner) { PyErr_Clear(); return mismatch::invalid; }
-    out.tensor = t;
     out.stream = stream;
     return mismatch::none;
 }
@@ -92,14 +93,15 @@ inline mismatch import_exchange(PyObject *src, const producer_info &info, const 
 /// reference). `exact`: only `numpy.ndarray` itself; else also subclasses, for the dtypes that only this
 /// reader can read (ml_dtypes' bfloat16, which has no public route).
 inline mismatch import_numpy(PyObject *src, const requirements &r, imported &out, bool exact = true) noexcept {
-    dlpack::Tensor t{};
+    dlpack::Tensor &t = out.tensor;  // filled in place (every field): no copy of the view on the hot path
     bool read_only;
     if (!numpy_arrays::get().view(src, t, out.shape, out.strides, read_only, exact)) return mismatch::invalid;
-    if (validate(t)) return mismatch::invalid;
+    // No validate(): the view satisfies it by construction. view() bounds ndim and admits only supported
+    // dtypes on the CPU; NumPy itself keeps extents non-negative, the byte size within an intp, and the
+    // data pointer non-NULL.
     out.seen = t.dtype;
     mismatch m = check_noting(r, t, read_only);
     if (m != mismatch::none) return m;
-    out.tensor = t;
     out.owner = py_ref::borrow(src);
     return mismatch::none;
 }
@@ -113,8 +115,8 @@ inline mismatch import_portable(PyObject *src, const producer_info &info, const 
     mismatch m = mismatch::invalid;
     PyObject *exporter = src;
     py_ref detached;  // PyTorch: a detached view of a tensor that requires grad (torch.h)
-    if (dlpack_attr && info.kind == producer::torch && info.torch.ok()) {
-        const mismatch pre = torch_dlpack_precheck(src, info.torch, r, detached);
+    if (dlpack_attr && info.kind == producer::torch && info.has_torch_checks()) {
+        const mismatch pre = torch_dlpack_precheck(src, *info.torch, r, detached);
         if (pre != mismatch::none) return pre;
         if (detached) {
             exporter = detached.get();

@@ -17,8 +17,14 @@
 namespace dlt {
 
 /// The result of an import. Only `seen` is meaningful when a route refuses the tensor.
+///
+/// Built on every argument's hot path, so nothing here is larger than 32 bytes to clear or copy: compilers
+/// optimizing for size (nanobind's default, `-Os`) clear and copy larger structures with `rep stos` /
+/// `rep movs`, whose start-up costs more than the rest of a NumPy argument's checks.
 struct imported {
-    dlpack::Tensor tensor{};  ///< The validated view; strides may be NULL (C order).
+    /// The validated view; strides may be NULL (C order). Set by the route that accepts it, and not read
+    /// otherwise (left uninitialized until then).
+    dlpack::Tensor tensor;
     py_ref owner;             ///< Keeps `tensor` alive; a backend takes it over (`owner.release()`).
     /// The caller's object the tensor came from (after a conversion: the converted copy), borrowed: `owner`
     /// keeps it alive. What a binding returns for the tensor (`f(x) is x`). NULL for raw capsules.

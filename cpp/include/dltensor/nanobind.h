@@ -173,14 +173,9 @@ public:
     template <typename... Args2>
     explicit dltensor(const ndarray<Args2...> &other) : base(other.handle()), m_owner_known(false) { }
 
-    /// Drops the reference to the tensor, taking the GIL when the caller released it, so that the owner
-    /// (and the producer's deleter) is always released with the GIL held.
-    ~dltensor() {
-        // With the GIL held, nanobind's own release runs in ~ndarray. Without it, release here under the
-        // GIL; once the interpreter is gone (a static destroyed at exit), ~ndarray skips the release.
-        if (this->handle() && Py_IsInitialized() && !dlt::thread_holds_gil())
-            dlt::with_gil([&] { static_cast<base &>(*this) = base(); });
-    }
+    // No destructor of its own: nanobind's release (`ndarray_dec_ref`, nanobind >= 2.13) takes the GIL
+    // itself when the caller released it, and skips the release once the interpreter is gone (a static
+    // destroyed at exit), so the owner and the producer's deleter always run with the GIL held.
 
     /// `nb::ndarray::view()`, where `view<Args2...>()` may restate the tensor's annotations or add missing
     /// ones, not contradict them (a compile error); a view of a read-only tensor stays read-only.
@@ -261,6 +256,15 @@ NAMESPACE_BEGIN(detail)
 constexpr dlpack::dtype nanobind_dtype(dlt::dlpack::DataType t) noexcept { return {t.code, t.bits, t.lanes}; }
 constexpr dlt::dlpack::DataType dltensor_dtype(dlpack::dtype t) noexcept { return {t.code, t.bits, t.lanes}; }
 
+/// A validated tensor's extents as the `size_t` array nanobind's constructor takes: the same array,
+/// read as the unsigned type of `int64_t` (which may alias it), since validation made every extent
+/// non-negative.
+inline const size_t *dltensor_extents_of(const dlt::dlpack::Tensor &t) noexcept {
+    static_assert(std::is_same_v<std::make_unsigned_t<int64_t>, size_t>,
+                  "dltensor: size_t must be the unsigned type of int64_t");
+    return reinterpret_cast<const size_t *>(t.shape);
+}
+
 /// The DLPack view of a valid nanobind ndarray (shape and strides borrowed from it).
 template <typename... Args> dlt::dlpack::Tensor dltensor_view_of(const ndarray<Args...> &t) noexcept {
     dlt::dlpack::Tensor v{};
@@ -305,12 +309,12 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         }
 
         const dlt::dlpack::Tensor &t = im.tensor;
-        size_t extents[dlt::dlpack::max_ndim];
-        for (int32_t i = 0; i < t.ndim; ++i) extents[i] = (size_t) t.shape[i];
-        // NULL strides (DLPack < 1.2) mean C order; nanobind derives them from 'C'.
-        value = Value((typename Value::VoidPtr) t.data, (size_t) t.ndim, extents, handle(im.owner.get()), t.strides,
-                      detail::nanobind_dtype(t.dtype), t.device.device_type,
-                      t.device.device_id, 'C', t.byte_offset);
+        // Built in place of the old value (destroyed first, releasing any handle it held): a move would copy
+        // the 48-byte view once more (a `rep movs` under -Os). NULL strides (DLPack < 1.2) mean C order; nanobind derives them from 'C'.
+        value.~Value();
+        new (&value) Value((typename Value::VoidPtr) t.data, (size_t) t.ndim, dltensor_extents_of(t),
+                           handle(im.owner.get()), t.strides, detail::nanobind_dtype(t.dtype), t.device.device_type,
+                           t.device.device_id, 'C', t.byte_offset);
         value.m_stream = im.stream;
         value.m_source = im.source;
         value.m_source_framework = im.source_framework;
@@ -338,12 +342,21 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         [](void *obj) noexcept { static_cast<ndarray<> *>(obj)->~ndarray<>(); },
         [](const void *src) noexcept -> PyObject * {  // a capsule holding an nb::ndarray<> over the handle
             static constexpr const char *name = "dltensor.nanobind_handle";
-            auto *keep = new (std::nothrow) ndarray<>(static_cast<detail::ndarray_handle *>(const_cast<void *>(src)));
-            if (!keep) return PyErr_NoMemory();
+            // Python's allocator (the GIL is held here and in the capsule's destructor): cheaper than the
+            // C++ heap on every NumPy return.
+            void *mem = PyMem_Malloc(sizeof(ndarray<>));
+            if (!mem) return PyErr_NoMemory();
+            auto *keep = new (mem) ndarray<>(static_cast<detail::ndarray_handle *>(const_cast<void *>(src)));
             PyObject *capsule = PyCapsule_New(keep, name, [](PyObject *self) {
-                delete static_cast<ndarray<> *>(PyCapsule_GetPointer(self, name));
+                if (auto *kept = static_cast<ndarray<> *>(PyCapsule_GetPointer(self, name))) {
+                    kept->~ndarray<>();
+                    PyMem_Free(kept);
+                }
             });
-            if (!capsule) delete keep;
+            if (!capsule) {
+                keep->~ndarray<>();
+                PyMem_Free(keep);
+            }
             return capsule;
         }};
 

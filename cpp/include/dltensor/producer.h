@@ -36,7 +36,12 @@ struct producer_info {
     route path = route::portable;             ///< The route its tensors take (fast paths on).
     bool immutable = false;                   ///< Immutable arrays, although they export no read-only flag.
     const dlpack::ExchangeAPI *api = nullptr; ///< The type's DLPack C exchange API, if it publishes one.
-    torch_checks torch;                       ///< PyTorch types: the checks the C API skips.
+    /// PyTorch types: the checks the C API skips (interned: the entry stays 24 bytes, copied on every
+    /// argument); NULL for other types, or when the queries could not be found (see has_torch_checks()).
+    const torch_checks *torch = nullptr;
+
+    /// Were all of PyTorch's queries found for this type?
+    bool has_torch_checks() const noexcept { return torch && torch->ok(); }
 };
 
 /// The framework a producer's tensors are (frameworks.h numbers); `fw_none` for other producers.
@@ -89,9 +94,9 @@ inline producer_info classify_type(PyTypeObject *tp) noexcept {
         if (kind == producer::torch && info.kind == producer::torch) torch_base = (PyTypeObject *) base;
     }
     info.immutable = info.kind == producer::jax || info.kind == producer::tensorflow;
-    if (info.kind == producer::torch && torch_base) info.torch = torch_checks::of(torch_base, tp);
+    if (info.kind == producer::torch && torch_base) info.torch = torch_checks::interned(torch_checks::of(torch_base, tp));
     // The exchange route is only taken where every check it needs is available.
-    if (info.kind != producer::torch || info.torch.ok()) info.api = find_exchange_api(tp);
+    if (info.kind != producer::torch || info.has_torch_checks()) info.api = find_exchange_api(tp);
     info.path = info.api ? route::exchange : info.kind == producer::numpy ? route::numpy : route::portable;
     return info;
 }

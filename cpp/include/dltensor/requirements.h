@@ -19,7 +19,7 @@ struct requirements {
     int32_t device_type = 0;          ///< Required DLPack device type; 0 accepts any.
     char order = '\0';                ///< 'C', 'F', 'A' (either), or '\0' for any strides.
     bool read_only = false;           ///< The parameter promises not to write (const dtype or `ro`).
-    uint8_t alignment = 1;            ///< Bytes the first element's address must be a multiple of (the dtype's).
+    uint8_t alignment = 1;            ///< Bytes the first element's address must be a multiple of (the dtype's; a power of two).
 };
 
 /// A parameter's requirements from its annotations, as either backend's compile-time config collects them:
@@ -84,7 +84,9 @@ inline mismatch check(const requirements &r, const dlpack::Tensor &t, bool sourc
     }
     if (r.dtype.bits != 0 && r.dtype != t.dtype) return mismatch::dtype;
     if (!has_order(t, r.order)) return mismatch::order;
-    if (r.alignment > 1 && ((uintptr_t) t.data + t.byte_offset) % r.alignment != 0 && element_count(t) != 0)
+    // A mask, not `%`: alignments are powers of two, and a division by a run-time value costs tens of cycles.
+    if (r.alignment > 1 && (((uintptr_t) t.data + t.byte_offset) & (uintptr_t) (r.alignment - 1)) != 0 &&
+        element_count(t) != 0)
         return mismatch::misaligned;  // an empty tensor's pointer is never read
     return mismatch::none;
 }

@@ -8,6 +8,9 @@
 #endif
 #include <Python.h>
 
+#include <atomic>
+#include <new>
+
 #include "dlpack.h"
 #include "exchange.h"
 #include "process_state.h"
@@ -35,6 +38,18 @@ struct torch_checks {
 
     /// The queries of `base` (`torch._C.TensorBase`) for tensors of type `type` (`base` or a subclass).
     static torch_checks of(PyTypeObject *base, PyTypeObject *type) noexcept;
+
+    /// The process's one copy of checks equal to `c`, kept for the process (NULL when out of memory):
+    /// what a type's cached producer entry points to, so that the entry stays small to copy. There are as
+    /// many copies as distinct answers of of(), in practice two (types that override
+    /// `__torch_function__` and types that do not), however many PyTorch types come and go.
+    static const torch_checks *interned(const torch_checks &c) noexcept;
+
+    bool operator==(const torch_checks &o) const noexcept {
+        return is_neg == o.is_neg && is_conj == o.is_conj && is_inference == o.is_inference &&
+               requires_grad == o.requires_grad && requires_grad_closure == o.requires_grad_closure &&
+               overrides_torch_function == o.overrides_torch_function;
+    }
 
     /// Calls a boolean query; an error counts as "true" (the unsafe answer), with the error cleared.
     static bool query(PyObject *result) noexcept {
@@ -131,6 +146,20 @@ inline torch_checks torch_checks::of(PyTypeObject *base, PyTypeObject *type) noe
     PyObject *tf = lookup(type, "__torch_function__");
     c.overrides_torch_function = tf && tf != torch_process::get().torch_function;
     return c;
+}
+
+inline const torch_checks *torch_checks::interned(const torch_checks &c) noexcept {
+    struct node { torch_checks checks; node *next; };
+    static std::atomic<node *> head{nullptr};  // pushed to, never popped: every node lives for the process
+    node *first = head.load(std::memory_order_acquire);
+    for (node *n = first; n; n = n->next)
+        if (n->checks == c) return &n->checks;
+    node *fresh = new (std::nothrow) node{c, first};
+    if (!fresh) return nullptr;
+    // Another thread may push meanwhile (free-threaded builds): then push on top of its node. An equal
+    // node pushed twice is harmless; either copy answers.
+    while (!head.compare_exchange_weak(fresh->next, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) { }
+    return &fresh->checks;
 }
 
 /// While alive, PyTorch's subclass dispatch (`__torch_function__`) is off, when `on`: the queries of a
