@@ -62,6 +62,9 @@ NUMPY_CASES = {
                         "a writable parameter never converts (a contiguous copy)"),
     "order, noconvert": ("total_strict", lambda: np.zeros(6, np.float32)[::2], "order: strides (2,) are not "
                          "C-contiguous, and conversion is off (.noconvert())"),
+    "strides not whole elements": ("scale", lambda: np.lib.stride_tricks.as_strided(
+        np.zeros(8, np.float32), shape=(3,), strides=(6,)), "order: a byte stride of 6 is no whole number of its "
+        "4-byte elements; a writable parameter never converts (a contiguous copy)"),
     "misaligned": ("scale", misaligned_f32, "the first element's address is not a multiple of 4 bytes "
                    "(misaligned for float32); a writable parameter never gets an aligned copy"),
     "list, writable": ("scale", lambda: [1.0, 2.0], "list is not a tensor (a writable parameter takes no lists or "

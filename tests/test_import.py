@@ -178,6 +178,9 @@ def test_numpy_strides_that_are_not_whole_elements_read_the_right_values(m):
     a = np.lib.stride_tricks.as_strided(raw.view(np.complex128), shape=(4,), strides=(24,))
     assert a.flags.aligned and a.tolist() == [complex(3 * i, 3 * i + 1) for i in range(4)]
     assert m.common.values(a) == a.tolist()
+    with pytest.raises(TypeError):  # a writable parameter never gets the copy
+        m.common.fill(a, 0.0)
+    assert a.tolist() == [complex(3 * i, 3 * i + 1) for i in range(4)]
 
 
 def test_zero_strides_broadcast(m):

@@ -124,7 +124,15 @@ inline mismatch import_buffer(PyObject *src, const requirements &r, imported &ou
     for (int i = v.ndim - 1; i >= 0; --i) {
         b->shape[i] = v.shape ? (int64_t) v.shape[i] : (int64_t) (v.len / v.itemsize);
         if (v.strides) {
-            if (v.strides[i] % v.itemsize != 0) return mismatch::invalid;  // unaligned view
+            if (v.strides[i] % v.itemsize != 0) {  // no element stride says this: readable only through a copy
+                out.seen = dt;
+                refusal &rec = last_refusal();
+                rec.tensor_known = false;
+                std::snprintf(rec.detail, sizeof rec.detail,
+                              "a byte stride of %lld is no whole number of its %lld-byte elements",
+                              (long long) v.strides[i], (long long) v.itemsize);
+                return mismatch::order;
+            }
             b->strides[i] = (int64_t) (v.strides[i] / v.itemsize);
         } else {
             b->strides[i] = step;

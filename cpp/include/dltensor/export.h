@@ -30,19 +30,24 @@ namespace detail {
 template <typename Managed> struct exported_tensor {
     Managed mt;  // first: the deleter casts back
     tensor_handle *handle;
+    bool in_handle;  ///< lives in the handle's own allocation (a borrowed handle's copy): freed with it
 
     static Managed *create(tensor_handle *borrowed) noexcept {
-        auto *e = new (std::nothrow) exported_tensor();
-        if (!e) { PyErr_NoMemory(); return nullptr; }
-        tensor_handle *h = borrowed->share();
-        if (!h) { delete e; return nullptr; }
+        void *storage = nullptr;  // a borrowed handle's heap copy carries this export: one allocation
+        tensor_handle *h = borrowed->share(sizeof(exported_tensor), &storage);
+        if (!h) return nullptr;
+        auto *e = storage ? new (storage) exported_tensor() : new (std::nothrow) exported_tensor();
+        if (!e) { h->dec_ref(); PyErr_NoMemory(); return nullptr; }
         e->handle = h;
+        e->in_handle = storage != nullptr;
         e->mt.dl_tensor = h->tensor();
         e->mt.manager_ctx = e;
         e->mt.deleter = [](Managed *self) {
             auto *x = static_cast<exported_tensor *>(self->manager_ctx);
-            x->handle->dec_ref();  // takes the GIL if the consumer frees from another thread
-            delete x;
+            tensor_handle *handle = x->handle;
+            if (x->in_handle) x->~exported_tensor();  // its memory goes with the handle's, below
+            else delete x;
+            handle->dec_ref();  // takes the GIL if the consumer frees from another thread
         };
         if constexpr (std::is_same_v<Managed, dlpack::ManagedTensorVersioned>) {
             e->mt.version = {dlpack::major_version, dlpack::minor_version};

@@ -11,6 +11,7 @@
 #include <Python.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <new>
 
@@ -31,22 +32,31 @@ struct keeper_type {
     /// A new Python object that keeps `src` (as in `copy`) alive, or NULL with a Python error set: what a
     /// consumer that keeps only an object (a NumPy array's base) is given for a borrowed handle.
     PyObject *(*python_owner)(const void *src) noexcept;
+    /// `destroy` may run on any thread, with or without the GIL (it takes the GIL itself when it needs
+    /// it, and does nothing once the interpreter is gone): the handle then calls it without asking.
+    bool destroy_takes_gil = false;
 };
 
 class tensor_handle {
 public:
     /// A handle over `t` (shape and strides are copied; NULL strides become C order). `owner` is borrowed
     /// and a new reference is taken; an object of type `kt` (optional) keeping `keeper` alive is built
-    /// inside the handle.
+    /// inside the handle. `trailing` bytes (aligned for any type) are reserved after it, for an object
+    /// that lives exactly as long as the handle's memory (see share()); `*trailing_storage` receives them.
     /// Returns NULL (Python MemoryError set) when allocation fails.
     static tensor_handle *create(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream,
                                  char order = 'C', const keeper_type *kt = nullptr,
-                                 const void *keeper = nullptr) noexcept {
+                                 const void *keeper = nullptr, size_t trailing = 0,
+                                 void **trailing_storage = nullptr) noexcept {
         const size_t nd = (size_t) t.ndim;
         const size_t dims = sizeof(tensor_handle) + 2 * nd * sizeof(int64_t);
         const size_t at = kt ? (dims + kt->align - 1) & ~(kt->align - 1) : dims;  // align: a power of two
-        void *mem = PyMem_RawMalloc(kt ? at + kt->size : dims);
+        const size_t end = kt ? at + kt->size : dims;
+        constexpr size_t any = alignof(std::max_align_t);
+        const size_t tail = (end + any - 1) & ~(any - 1);
+        void *mem = PyMem_RawMalloc(trailing ? tail + trailing : end);
         if (!mem) { PyErr_NoMemory(); return nullptr; }
+        if (trailing_storage) *trailing_storage = trailing ? static_cast<char *>(mem) + tail : nullptr;
         auto *h = new (mem) tensor_handle(t);  // the view copied once, not cleared first
         if (kt) {
             h->keeper_type_ = kt;
@@ -85,13 +95,17 @@ public:
 
     /// A reference for whoever keeps the handle beyond the call (release it with dec_ref()): this handle,
     /// one more reference, or for a borrowed handle a new one on the heap (NULL, MemoryError set, when
-    /// allocation fails).
-    tensor_handle *share() noexcept {
+    /// allocation fails). A new handle can carry `trailing` bytes of the caller's (one allocation for
+    /// both): `*trailing_storage` says where, or NULL when this handle was shared instead. That storage
+    /// is freed with the handle: whatever lives there must end before its reference is dropped.
+    tensor_handle *share(size_t trailing = 0, void **trailing_storage = nullptr) noexcept {
         if (!borrowed_) {
+            if (trailing_storage) *trailing_storage = nullptr;
             inc_ref();
             return this;
         }
-        tensor_handle *h = create(tensor_, owner_, read_only_, stream_, 'C', keeper_type_, keeper_);
+        tensor_handle *h = create(tensor_, owner_, read_only_, stream_, 'C', keeper_type_, keeper_, trailing,
+                                  trailing_storage);
         if (h) h->set_source(source_, source_framework_);
         return h;
     }
@@ -101,7 +115,8 @@ public:
     /// Drops one reference; the last one releases the owner with the GIL (taken if needed).
     void dec_ref() noexcept {
         if (refcount_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-        if (keeper_type_) with_gil([&] { keeper_type_->destroy(keeper_); });  // leaked once the interpreter is gone
+        if (keeper_type_ && keeper_type_->destroy_takes_gil) keeper_type_->destroy(keeper_);
+        else if (keeper_type_) with_gil([&] { keeper_type_->destroy(keeper_); });  // leaked once the interpreter is gone
         release_reference(owner_);  // leaked, not released, once the interpreter is gone
         this->~tensor_handle();
         PyMem_RawFree(this);

@@ -358,7 +358,8 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                 PyMem_Free(keep);
             }
             return capsule;
-        }};
+        },
+        true};  // ~ndarray takes the GIL itself (nanobind >= 2.13) and skips once the interpreter is gone
 
     /// Return-value policies (return_policy.h, shared with the pybind11 backend): `copy`/`move` copy,
     /// `automatic`/`automatic_reference` copy a tensor without an owner and view an owned one, `reference`

@@ -171,7 +171,9 @@ inline std::string explain(const refusal &r) {
                    " (the producer could not convert it)";
         case mismatch::order: {
             const char *want = q.order == 'C' ? "C-contiguous" : q.order == 'F' ? "F-contiguous" : "contiguous";
-            std::string s = "order: strides " + tuple_text(r.strides, r.ndim) + " are not " + want;
+            // No tensor recorded: a buffer whose strides are no whole elements (buffer_import.h).
+            std::string s = !r.tensor_known ? "order: " + std::string(r.detail)
+                                            : "order: strides " + tuple_text(r.strides, r.ndim) + " are not " + want;
             if (!q.read_only) return s + "; a writable parameter never converts (a contiguous copy)";
             if (!r.convert) return s + ", and conversion is off (.noconvert())";
             return s;
