@@ -54,10 +54,16 @@ public:
         const size_t end = kt ? at + kt->size : dims;
         constexpr size_t any = alignof(std::max_align_t);
         const size_t tail = (end + any - 1) & ~(any - 1);
-        void *mem = PyMem_RawMalloc(trailing ? tail + trailing : end);
+        // Python's allocator where the GIL is held (the common case: cheaper than the C heap, and freed
+        // with the GIL, which the last release holds for the owner anyway); else the raw one. A caller that
+        // passes an owner holds the GIL (the owner's reference is taken here).
+        const bool python_heap = owner || thread_holds_gil();
+        const size_t size = trailing ? tail + trailing : end;
+        void *mem = python_heap ? PyMem_Malloc(size) : PyMem_RawMalloc(size);
         if (!mem) { PyErr_NoMemory(); return nullptr; }
         if (trailing_storage) *trailing_storage = trailing ? static_cast<char *>(mem) + tail : nullptr;
         auto *h = new (mem) tensor_handle(t);  // the view copied once, not cleared first
+        h->python_heap_ = python_heap;
         if (kt) {
             h->keeper_type_ = kt;
             h->keeper_ = static_cast<char *>(mem) + at;
@@ -112,14 +118,31 @@ public:
 
     void inc_ref() noexcept { refcount_.fetch_add(1, std::memory_order_relaxed); }
 
-    /// Drops one reference; the last one releases the owner with the GIL (taken if needed).
+    /// Drops one reference; the last one releases the keeper and the owner, and frees the handle, with
+    /// the GIL (taken if needed: one check for all three). Once the interpreter is gone (or finalizing,
+    /// for a thread that does not hold the GIL) what needs Python is leaked, not released.
     void dec_ref() noexcept {
         if (refcount_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-        if (keeper_type_ && keeper_type_->destroy_takes_gil) keeper_type_->destroy(keeper_);
-        else if (keeper_type_) with_gil([&] { keeper_type_->destroy(keeper_); });  // leaked once the interpreter is gone
-        release_reference(owner_);  // leaked, not released, once the interpreter is gone
+        if (keeper_type_ && keeper_type_->destroy_takes_gil) {
+            keeper_type_->destroy(keeper_);
+            if (!owner_ && !python_heap_) return free_raw();
+        }
+        const bool initialized = Py_IsInitialized();
+        const bool gil = initialized && thread_holds_gil();  // meaningless once finalized: asked only before
+        if (!initialized || (!gil && !interpreter_alive())) {
+            if (!python_heap_) free_raw();  // the Python parts are leaked with the ending process
+            return;
+        }
+        PyGILState_STATE st{};
+        if (!gil) st = PyGILState_Ensure();
+        if (keeper_type_ && !keeper_type_->destroy_takes_gil) keeper_type_->destroy(keeper_);
+        PyObject *owner = owner_;
+        const bool python_heap = python_heap_;
         this->~tensor_handle();
-        PyMem_RawFree(this);
+        if (python_heap) PyMem_Free(this);
+        else PyMem_RawFree(this);
+        Py_XDECREF(owner);  // last: it may run arbitrary code
+        if (!gil) PyGILState_Release(st);
     }
 
     const dlpack::Tensor &tensor() const noexcept { return tensor_; }
@@ -160,6 +183,12 @@ private:
     void *stream_ = nullptr;
     bool read_only_ = false;
     bool borrowed_ = false;  ///< on a caller's stack: see borrowed()
+    bool python_heap_ = false;  ///< allocated by PyMem_Malloc (GIL held), else PyMem_RawMalloc
+
+    void free_raw() noexcept {
+        this->~tensor_handle();
+        PyMem_RawFree(this);
+    }
 };
 
 } // namespace dlt
