@@ -361,6 +361,13 @@ MUTANTS = [
            "",
            "the deleter of an exported tensor never drops its handle (the owner leaks)",
            t(EXPORT, "test_owner_is_released_exactly_once_after_the_last_reference")),
+    Mutant("export_in_handle_deleted", "export.h",
+           "            if (x->in_handle) x->~exported_tensor();  // its memory goes with the handle's, below\n"
+           "            else delete x;",
+           "            delete x;",
+           "an export that lives in its handle's allocation is deleted on its own (a free of memory the C++ heap "
+           "never gave out)",
+           t(EXPORT, "test_owner_is_released_exactly_once_after_the_last_reference")),
     Mutant("release_without_the_gil", "handle.h",
            "        if (!gil) st = PyGILState_Ensure();\n",
            "",
