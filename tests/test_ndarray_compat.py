@@ -56,6 +56,14 @@ def test_converted_ndarray_without_an_owner_is_copied(m):
     assert m.ndarray_compat.ownerless_ndarray_converted().tolist() == [7, 8, 9]
 
 
+def test_view_of_an_adopted_ndarray_keeps_its_owner_until_released(m):
+    before = m.common.owner_frees()
+    r = m.ndarray_compat.adopted_ndarray_viewed()
+    assert r.tolist() == [4, 5, 6] and m.common.owner_frees() == before  # the view still uses the memory
+    del r
+    assert m.common.owner_frees() == before + 1 and m.common.owner_frees_without_gil() == 0
+
+
 # nanobind's own ways of asking for an imported tensor's object (tests/test_ndarray_compat.cpp): the
 # `none` policy (pybind11 has none) and nb::find in a class's tp_traverse (pybind11 has no such hook).
 

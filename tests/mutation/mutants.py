@@ -210,9 +210,9 @@ MUTANTS = [
     Mutant("nanobind_numpy_return_keeps_its_handle", "nanobind.h",
            "                    kept->~ndarray<>();\n",
            "",
-           "the capsule behind a nanobind backend's NumPy return frees its memory but never releases the "
-           "nanobind handle (the owner leaks)",
-           t(EXPORT, "test_owner_is_released_exactly_once_after_the_last_reference")),
+           "the capsule behind a nanobind backend's NumPy view of an adopted nb::ndarray frees its memory but "
+           "never releases the nanobind handle (the owner leaks)",
+           t(NDARRAY_COMPAT, "test_view_of_an_adopted_ndarray_keeps_its_owner_until_released")),
 
     Mutant("const_empty_left_writable", "allocation.h",
            "imported &out, bool read_only = false) noexcept {",

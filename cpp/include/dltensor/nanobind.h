@@ -147,7 +147,7 @@ public:
              dlpack::dtype dtype = nanobind::dtype<Scalar>(), int device_type = base::DeviceType,
              int device_id = 0, char order = base::Order, uint64_t byte_offset = 0)
         : base(data, ndim, shape, owner, strides, dtype, device_type, device_id, order, byte_offset),
-          m_owned(owner.is_valid()) { }
+          m_owner(owner.ptr()) { }
 
     dltensor(VoidPtr data, std::initializer_list<size_t> shape, handle owner,
              std::initializer_list<dlt::element_stride> strides = { },
@@ -167,7 +167,7 @@ public:
     template <typename... Args2>
     explicit dltensor(const dltensor<Args2...> &other)
         : base(other.handle()), m_stream(other.m_stream), m_source(other.m_source),
-          m_source_framework(other.m_source_framework), m_owned(other.m_owned), m_owner_known(other.m_owner_known) { }
+          m_source_framework(other.m_source_framework), m_owner(other.m_owner), m_owner_known(other.m_owner_known) { }
 
     /// Adopts any `nb::ndarray`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
     template <typename... Args2>
@@ -242,9 +242,13 @@ private:
     /// the tensor as nanobind returns its importer's source (`f(x) is x`); NULL when C++ made the tensor.
     PyObject *m_source = nullptr;
     int m_source_framework = 0;  ///< `m_source`'s framework (frameworks.h numbers).
-    bool m_owned = false;        ///< An owner keeps the memory alive (imported, allocated, or given one).
+    /// The Python object that keeps the memory alive (imported, allocated, or given one), borrowed: the
+    /// nanobind handle holds a reference to it. NULL: none (static memory). What a NumPy array made of the
+    /// tensor takes as its base, and what an export holds instead of the nanobind handle.
+    PyObject *m_owner = nullptr;
     /// False for a tensor adopted from a plain `nb::ndarray` or handle: only nanobind knows whether that
-    /// handle has an owner (`m_owned` is then meaningless), so the automatic policies ask nanobind's export.
+    /// handle has an owner (`m_owner` is then NULL, meaning unknown), so the automatic policies ask nanobind's
+    /// export.
     bool m_owner_known = true;
 };
 
@@ -318,7 +322,7 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         value.m_stream = im.stream;
         value.m_source = im.source;
         value.m_source_framework = im.source_framework;
-        value.m_owned = true;
+        value.m_owner = im.owner.get();  // the nanobind handle holds its own reference
         return true;
     }
 
@@ -366,7 +370,7 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     /// and `take_ownership` view, `reference_internal` views and keeps `self` alive (without one:
     /// `automatic`), `none` creates nothing; a tensor imported from Python goes back as that object
     /// (`f(x) is x`) unless copied or annotated with another framework. The export itself is the shared one (export.h), over a
-    /// `dlt::tensor_handle` that keeps a reference to the tensor's nanobind handle.
+    /// `dlt::tensor_handle` that keeps a reference to the tensor's owner (else to its nanobind handle).
     static handle from_cpp(const Value &tensor, rv_policy policy, cleanup_list *cleanup) noexcept {
         if (!tensor.m_owner_known && tensor.is_valid() &&
             (policy == rv_policy::automatic || policy == rv_policy::automatic_reference))
@@ -375,7 +379,7 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
             return make_caster<ndarray<Framework>>::from_cpp(ndarray<Framework>(tensor.handle()), policy, cleanup);
         PyObject *parent = cleanup ? cleanup->self() : nullptr;
         const dlt::return_plan plan =
-            dlt::plan_return(dlt::return_policy_of(policy), tensor.is_valid(), tensor.m_owned, Config::Framework::value,
+            dlt::plan_return(dlt::return_policy_of(policy), tensor.is_valid(), tensor.m_owner != nullptr, Config::Framework::value,
                              tensor.m_source != nullptr, tensor.m_source_framework, parent != nullptr);
         switch (plan.action) {
             case dlt::return_plan::source: return handle(tensor.m_source).inc_ref();
@@ -383,10 +387,13 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
             case dlt::return_plan::nothing: return handle();
             case dlt::return_plan::export_: break;
         }
-        // Borrowed for the call: an export that keeps the tensor copies the handle to the heap, with an
-        // `nb::ndarray<>` over the nanobind handle inside (one more reference to it), and no Python owner.
-        dlt::tensor_handle h = dlt::tensor_handle::borrowed(dltensor_view_of(tensor), nullptr, Value::ReadOnly,
-                                                            tensor.m_stream, &ndarray_keeper, tensor.handle());
+        // Borrowed for the call: an export that keeps the tensor copies the handle to the heap. What keeps the
+        // memory alive there is the tensor's owner (a NumPy array takes it as its base, as pybind11's
+        // array_t does), else (no owner, or one only nanobind knows) an `nb::ndarray<>` over the nanobind
+        // handle (one more reference to it).
+        dlt::tensor_handle h = dlt::tensor_handle::borrowed(dltensor_view_of(tensor), tensor.m_owner, Value::ReadOnly,
+                                                            tensor.m_stream, tensor.m_owner ? nullptr : &ndarray_keeper,
+                                                            tensor.handle());
         return dlt::export_planned(&h, plan, parent);
     }
 
@@ -421,7 +428,6 @@ dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, 
     result.m_stream = im.stream;
     result.m_source = im.source;
     result.m_source_framework = im.source_framework;
-    result.m_owned = true;
     return result;
 }
 
