@@ -3,6 +3,7 @@
 #include <dltensor/nanobind.h>
 
 #include <complex>
+#include <stdexcept>
 #include <string>
 
 namespace nb = nanobind;
@@ -40,6 +41,38 @@ template <typename Array> void def_any(nb::module_ &m, const char *prefix) {
     m.def((p + "_3").c_str(), [](Array a, Array b, Array c) { return (float) (a.size() + b.size() + c.size()); });
 }
 
+/// PyTorch's own cost of a return: the same 16 floats (the same allocations: the buffer and one managed
+/// tensor) handed straight to PyTorch's exchange API, with a deleter that needs no Python (no owner
+/// object, so no GIL to re-take when PyTorch frees the tensor with the GIL released). What any binding's
+/// PyTorch return costs at least, on top of its call.
+nb::object pytorch_return_floor(size_t n) {
+    struct exported {
+        dlt::dlpack::ManagedTensorVersioned mt;
+        int64_t extent;
+        float *data;
+    };
+    const dlt::dlpack::ExchangeAPI *api = dlt::torch_exchange_api();
+    if (!api) throw std::runtime_error("PyTorch's exchange API is not available");
+    auto *e = new exported{};
+    e->data = owned_buffer(n);
+    e->extent = (int64_t) n;
+    e->mt.version = {dlt::dlpack::major_version, dlt::dlpack::minor_version};
+    e->mt.dl_tensor.data = e->data;
+    e->mt.dl_tensor.device = {dlt::dlpack::cpu, 0};
+    e->mt.dl_tensor.ndim = 1;
+    e->mt.dl_tensor.dtype = {dlt::dlpack::float_, 32, 1};
+    e->mt.dl_tensor.shape = &e->extent;
+    e->mt.manager_ctx = e;
+    e->mt.deleter = [](dlt::dlpack::ManagedTensorVersioned *self) {
+        auto *x = static_cast<exported *>(self->manager_ctx);
+        delete[] x->data;
+        delete x;
+    };
+    void *out = nullptr;
+    if (api->managed_tensor_to_py_object_no_sync(&e->mt, &out) != 0 || !out) throw nb::python_error();
+    return nb::steal((PyObject *) out);
+}
+
 template <template <typename...> class Array, typename Framework> void def_return(nb::module_ &m, const char *name) {
     m.def(name, [](size_t n) {
         float *p = owned_buffer(n);
@@ -67,6 +100,7 @@ NB_MODULE(dltensor_bench, m) {
     def_return<py::dltensor, py::numpy>(m, "dltensor_ret_numpy");
     def_return<py::dltensor, py::pytorch>(m, "dltensor_ret_pytorch");
     def_return<py::dltensor, py::jax>(m, "dltensor_ret_jax");
+    m.def("pytorch_return_floor", &pytorch_return_floor);
     // PyTorch's negative/conjugate bits from the key set (torch_key_set.h) or from is_neg()/is_conj().
     m.def("set_torch_key_set", [](bool on) { dlt::torch_key_set_enabled() = on; });
     // The imaginary part of a complex64 vector's first element, as its logical value.

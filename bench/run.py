@@ -95,7 +95,7 @@ def frameworks():
 
 
 COLUMNS = ["floor", "nb::ndarray", "py::dltensor", "py::dltensor, key set off", "pybind11 floor", "py::array_t", "pybind11 __dlpack__",
-           "py::dltensor (pybind11)", "tvm-ffi floor", "tvm-ffi"]
+           "py::dltensor (pybind11)", "tvm-ffi floor", "tvm-ffi", "PyTorch alone"]
 
 
 class Rows(list):
@@ -191,6 +191,8 @@ def measure(nb, pb, tvm, number, repeat):
             if fw == "numpy":
                 row["py::array_t"] = per_call_ns("pb.array_t_ret_numpy(16)", env, number // 4, repeat)
             row["py::dltensor (pybind11)"] = per_call_ns(f"pb.dltensor_ret_{fw}(16)", env, number // 4, repeat)
+        if fw == "pytorch":  # PyTorch's own share: the same tensor handed straight to its exchange API
+            row["PyTorch alone"] = per_call_ns("nb.pytorch_return_floor(16)", env, number // 4, repeat)
         rows.append((f"{fw}: return", row))
     return measure_stencil(nb, max(number // 20, 100), repeat, rows)
 
@@ -206,7 +208,10 @@ LEGEND = ("*vs X*: X's time divided by py::dltensor's (above 1x: py::dltensor is
           "arguments as plain objects (returns: no argument, returning a float), i.e. the cost of the "
           "call before any tensor work; *py::dltensor / floor* is the whole call in units of that. "
           "*py::dltensor, key set off*: the same call with PyTorch's negative bit asked of `is_neg()` "
-          "instead of read from the tensor's calibrated key set (`DLTENSOR_TORCH_KEY_SET=0`).")
+          "instead of read from the tensor's calibrated key set (`DLTENSOR_TORCH_KEY_SET=0`). "
+          "*PyTorch alone*: the returned tensor's 16 floats handed straight to PyTorch's exchange API, "
+          "with a deleter that needs no Python (no owner object): what a PyTorch return costs any binding, "
+          "call included.")
 
 
 # Issue 14's speed goals, each a ratio of two cells of one row: (goal, row, numerator, denominator,

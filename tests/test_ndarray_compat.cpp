@@ -67,12 +67,18 @@ void init_ndarray_compat(py::module_ &parent) {
         for (int i = 0; i < 3; ++i) clobber[i] = -1;  // a view instead of a copy would now read -1
         return result;
     });
+    // A plain nb::ndarray with an owner, adopted: only nanobind knows that owner, so a view of it (the
+    // reference policy) keeps the nanobind handle alive instead: in a NumPy array's base, in a PyTorch
+    // tensor's export.
     m.def("adopted_ndarray_viewed", [] {
-        // A plain nb::ndarray with an owner, adopted: only nanobind knows that owner, so a view of it (the
-        // reference policy) keeps the nanobind handle alive instead.
         auto *data = new float[3]{4, 5, 6};
         py::ndarray<py::numpy, float, py::ndim<1>> plain(data, {3}, tb::counting_owner(data));
         return py::dltensor<py::numpy, float, py::ndim<1>>(plain);
+    }, tb::rvp::reference);
+    m.def("adopted_ndarray_viewed_pytorch", [] {
+        auto *data = new float[3]{4, 5, 6};
+        py::ndarray<py::pytorch, float, py::ndim<1>> plain(data, {3}, tb::counting_owner(data));
+        return py::dltensor<py::pytorch, float, py::ndim<1>>(plain);
     }, tb::rvp::reference);
 
     // nanobind's own ways of asking for an imported tensor's object.

@@ -56,9 +56,10 @@ def test_converted_ndarray_without_an_owner_is_copied(m):
     assert m.ndarray_compat.ownerless_ndarray_converted().tolist() == [7, 8, 9]
 
 
-def test_view_of_an_adopted_ndarray_keeps_its_owner_until_released(m):
+@pytest.mark.parametrize("fw", ["numpy", "pytorch"])
+def test_view_of_an_adopted_ndarray_keeps_its_owner_until_released(m, fw):
     before = m.common.owner_frees()
-    r = m.ndarray_compat.adopted_ndarray_viewed()
+    r = getattr(m.ndarray_compat, "adopted_ndarray_viewed" + ("_pytorch" if fw == "pytorch" else ""))()
     assert r.tolist() == [4, 5, 6] and m.common.owner_frees() == before  # the view still uses the memory
     del r
     assert m.common.owner_frees() == before + 1 and m.common.owner_frees_without_gil() == 0

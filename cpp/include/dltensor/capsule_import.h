@@ -106,7 +106,7 @@ inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool im
     if (adopt && Py_REFCNT(capsule) == 1 && PyCapsule_GetDestructor(capsule)) {
         // A fresh capsule from __dlpack__ that nobody else can reach: it is its own owner. Its producer's
         // destructor calls the deleter exactly once when the last tensor using it lets go.
-        out.tensor = *t;
+        dlpack::copy_view(out.tensor, *t);
         out.owner = py_ref::borrow(capsule);
         return mismatch::none;
     }
@@ -122,7 +122,7 @@ inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool im
         PyCapsule_SetDestructor(owner.get(), nullptr);
         return mismatch::invalid;
     }
-    out.tensor = *t;
+    dlpack::copy_view(out.tensor, *t);
     out.owner = std::move(owner);
     return mismatch::none;
 }

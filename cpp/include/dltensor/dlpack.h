@@ -89,6 +89,18 @@ struct Tensor {
     uint64_t byte_offset;  ///< Bytes from `data` to the first element.
 };
 
+/// `dst = src`, field by field: compilers optimizing for size (nanobind's default, `-Os`) copy a whole
+/// 48-byte structure with `rep movs`, whose start-up costs more than the copy. For hot paths.
+inline void copy_view(Tensor &dst, const Tensor &src) noexcept {
+    dst.data = src.data;
+    dst.device = src.device;
+    dst.ndim = src.ndim;
+    dst.dtype = src.dtype;
+    dst.shape = src.shape;
+    dst.strides = src.strides;
+    dst.byte_offset = src.byte_offset;
+}
+
 /// `DLManagedTensor` (DLPack < 1.0, capsule name "dltensor"): a tensor with its owner's deleter.
 struct ManagedTensor {
     Tensor dl_tensor;                          ///< The view.

@@ -36,11 +36,12 @@ template <typename Managed> struct exported_tensor {
         void *storage = nullptr;  // a borrowed handle's heap copy carries this export: one allocation
         tensor_handle *h = borrowed->share(sizeof(exported_tensor), &storage);
         if (!h) return nullptr;
-        auto *e = storage ? new (storage) exported_tensor() : new (std::nothrow) exported_tensor();
+        // Not value-initialized (that clears it with `rep stos` under -Os): every field is set below.
+        auto *e = storage ? new (storage) exported_tensor : new (std::nothrow) exported_tensor;
         if (!e) { h->dec_ref(); PyErr_NoMemory(); return nullptr; }
         e->handle = h;
         e->in_handle = storage != nullptr;
-        e->mt.dl_tensor = h->tensor();
+        dlpack::copy_view(e->mt.dl_tensor, h->tensor());
         e->mt.manager_ctx = e;
         e->mt.deleter = [](Managed *self) {
             auto *x = static_cast<exported_tensor *>(self->manager_ctx);

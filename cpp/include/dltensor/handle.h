@@ -54,10 +54,10 @@ public:
         const size_t end = kt ? at + kt->size : dims;
         constexpr size_t any = alignof(std::max_align_t);
         const size_t tail = (end + any - 1) & ~(any - 1);
-        // Python's allocator where the GIL is held (the common case: cheaper than the C heap, and freed
-        // with the GIL, which the last release holds for the owner anyway); else the raw one. A caller that
-        // passes an owner holds the GIL (the owner's reference is taken here).
-        const bool python_heap = owner || thread_holds_gil();
+        // Python's allocator for a handle with an owner (cheaper than the C heap): its caller holds the GIL
+        // (the owner's reference is taken here), and so does its last release, for the owner. Without
+        // one, the raw allocator: such a handle is freed without touching Python.
+        const bool python_heap = owner != nullptr;
         const size_t size = trailing ? tail + trailing : end;
         void *mem = python_heap ? PyMem_Malloc(size) : PyMem_RawMalloc(size);
         if (!mem) { PyErr_NoMemory(); return nullptr; }
@@ -123,10 +123,9 @@ public:
     /// for a thread that does not hold the GIL) what needs Python is leaked, not released.
     void dec_ref() noexcept {
         if (refcount_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-        if (keeper_type_ && keeper_type_->destroy_takes_gil) {
-            keeper_type_->destroy(keeper_);
-            if (!owner_ && !python_heap_) return free_raw();
-        }
+        if (keeper_type_ && keeper_type_->destroy_takes_gil) keeper_type_->destroy(keeper_);
+        // Nothing of Python's left (no owner, and no keeper that needs the GIL): no GIL to take.
+        if (!owner_ && (!keeper_type_ || keeper_type_->destroy_takes_gil)) return free_raw();
         const bool initialized = Py_IsInitialized();
         const bool gil = initialized && thread_holds_gil();  // meaningless once finalized: asked only before
         if (!initialized || (!gil && !interpreter_alive())) {
@@ -168,7 +167,7 @@ public:
     void set_source(PyObject *source, int framework) noexcept { source_ = source; source_framework_ = framework; }
 
 private:
-    explicit tensor_handle(const dlpack::Tensor &t) noexcept : tensor_(t) { }
+    explicit tensor_handle(const dlpack::Tensor &t) noexcept { dlpack::copy_view(tensor_, t); }
     tensor_handle(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream, const keeper_type *kt,
                   const void *keeper) noexcept
         : tensor_(t), owner_(owner), keeper_type_(kt), keeper_(const_cast<void *>(keeper)), stream_(stream),
@@ -183,7 +182,7 @@ private:
     void *stream_ = nullptr;
     bool read_only_ = false;
     bool borrowed_ = false;  ///< on a caller's stack: see borrowed()
-    bool python_heap_ = false;  ///< allocated by PyMem_Malloc (GIL held), else PyMem_RawMalloc
+    bool python_heap_ = false;  ///< allocated by PyMem_Malloc (with an owner: GIL held), else PyMem_RawMalloc
 
     void free_raw() noexcept {
         this->~tensor_handle();
