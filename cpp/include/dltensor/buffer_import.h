@@ -101,6 +101,15 @@ private:
     bool taken_ = false;
 };
 
+/// A buffer of elements `dt` that only a copy can read: notes the dtype a conversion starts from and
+/// returns the thread's refusal record, with no tensor recorded, for the caller's `detail`.
+inline refusal &note_copy_only_buffer(imported &out, dlpack::DataType dt) noexcept {
+    out.seen = dt;
+    refusal &rec = last_refusal();
+    rec.tensor_known = false;
+    return rec;
+}
+
 /// Imports a buffer-protocol object (CPU memory) when it satisfies `r`.
 inline mismatch import_buffer(PyObject *src, const requirements &r, imported &out) noexcept {
     pending_buffer pending;
@@ -113,9 +122,7 @@ inline mismatch import_buffer(PyObject *src, const requirements &r, imported &ou
     dlpack::DataType dt = dtype_from_format(v.format, v.itemsize, native);
     if (dt.bits == 0 || v.ndim < 0 || v.ndim > dlpack::max_ndim) return mismatch::invalid;
     if (!native) {  // readable only through a byte-swapping conversion
-        out.seen = dt;
-        refusal &rec = last_refusal();
-        rec.tensor_known = false;
+        refusal &rec = note_copy_only_buffer(out, dt);
         std::snprintf(rec.detail, sizeof rec.detail, "its byte order is not the machine's (buffer format '%s')",
                       v.format ? v.format : "B");
         return mismatch::dtype;
@@ -125,9 +132,7 @@ inline mismatch import_buffer(PyObject *src, const requirements &r, imported &ou
         b->shape[i] = v.shape ? (int64_t) v.shape[i] : (int64_t) (v.len / v.itemsize);
         if (v.strides) {
             if (v.strides[i] % v.itemsize != 0) {  // no element stride says this: readable only through a copy
-                out.seen = dt;
-                refusal &rec = last_refusal();
-                rec.tensor_known = false;
+                refusal &rec = note_copy_only_buffer(out, dt);
                 std::snprintf(rec.detail, sizeof rec.detail,
                               "a byte stride of %lld is no whole number of its %lld-byte elements",
                               (long long) v.strides[i], (long long) v.itemsize);

@@ -56,14 +56,12 @@ public:
         const size_t tail = (end + any - 1) & ~(any - 1);
         // Python's allocator for a handle with an owner (cheaper than the C heap): its caller holds the GIL
         // (the owner's reference is taken here), and so does its last release, for the owner. Without
-        // one, the raw allocator: such a handle is freed without touching Python.
-        const bool python_heap = owner != nullptr;
+        // one, the raw allocator: such a handle is freed without touching Python. (See python_heap().)
         const size_t size = trailing ? tail + trailing : end;
-        void *mem = python_heap ? PyMem_Malloc(size) : PyMem_RawMalloc(size);
+        void *mem = owner ? PyMem_Malloc(size) : PyMem_RawMalloc(size);
         if (!mem) { PyErr_NoMemory(); return nullptr; }
         if (trailing_storage) *trailing_storage = trailing ? static_cast<char *>(mem) + tail : nullptr;
         auto *h = new (mem) tensor_handle(t);  // the view copied once, not cleared first
-        h->python_heap_ = python_heap;
         if (kt) {
             h->keeper_type_ = kt;
             h->keeper_ = static_cast<char *>(mem) + at;
@@ -129,16 +127,16 @@ public:
         const bool initialized = Py_IsInitialized();
         const bool gil = initialized && thread_holds_gil();  // meaningless once finalized: asked only before
         if (!initialized || (!gil && !interpreter_alive())) {
-            if (!python_heap_) free_raw();  // the Python parts are leaked with the ending process
+            if (!python_heap()) free_raw();  // the Python parts are leaked with the ending process
             return;
         }
         PyGILState_STATE st{};
         if (!gil) st = PyGILState_Ensure();
         if (keeper_type_ && !keeper_type_->destroy_takes_gil) keeper_type_->destroy(keeper_);
         PyObject *owner = owner_;
-        const bool python_heap = python_heap_;
+        const bool from_python_heap = python_heap();  // read before the destructor
         this->~tensor_handle();
-        if (python_heap) PyMem_Free(this);
+        if (from_python_heap) PyMem_Free(this);
         else PyMem_RawFree(this);
         Py_XDECREF(owner);  // last: it may run arbitrary code
         if (!gil) PyGILState_Release(st);
@@ -184,7 +182,8 @@ private:
     void *stream_ = nullptr;
     bool read_only_ = false;
     bool borrowed_ = false;  ///< on a caller's stack: see borrowed()
-    bool python_heap_ = false;  ///< allocated by PyMem_Malloc (with an owner: GIL held), else PyMem_RawMalloc
+    /// Was a heap handle allocated by PyMem_Malloc (it has an owner: see create()), else PyMem_RawMalloc?
+    bool python_heap() const noexcept { return owner_ != nullptr; }
 
     void free_raw() noexcept {
         this->~tensor_handle();

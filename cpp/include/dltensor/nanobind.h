@@ -420,9 +420,7 @@ dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, 
     if (rc < 0) throw python_error();
     object owner = steal(im.owner.release());
     const dlt::dlpack::Tensor &t = im.tensor;
-    size_t extents[dlt::dlpack::max_ndim + 1];
-    for (size_t i = 0; i < shape.size(); ++i) extents[i] = (size_t) t.shape[i];
-    dltensor result((VoidPtr) t.data, shape.size(), extents, owner, t.strides,
+    dltensor result((VoidPtr) t.data, shape.size(), detail::dltensor_extents_of(t), owner, t.strides,
                     detail::nanobind_dtype(t.dtype), t.device.device_type,
                     t.device.device_id, 'C', t.byte_offset);
     result.m_stream = im.stream;
