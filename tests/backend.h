@@ -106,3 +106,4 @@ void init_producers(py::module_ &m);
 void init_identity(py::module_ &m);
 void init_porting(py::module_ &m);
 void init_explain(py::module_ &m);
+void init_seams(py::module_ &m);

@@ -6,6 +6,7 @@ runner. dltensor itself comes from the checkout's build tree (``dltensor_package
 copy installed in site-packages: editing a header and rerunning pytest tests the edited header.
 """
 import os
+import re
 import subprocess
 import sys
 import time
@@ -28,11 +29,13 @@ def dltensor_package_dir() -> str:
     return str(build)
 
 
-def cmake_build(source: Path, build: Path, extra_defs=(), targets=(), dltensor_dir=None, python=None) -> Path:
+def cmake_build(source: Path, build: Path, extra_defs=(), targets=(), dltensor_dir=None, python=None,
+                steps=True) -> Path:
     """Configures and builds a CMake project (all of it, or `targets`) against the checkout's dltensor
     (or the package at `dltensor_dir`) for the interpreter `python` (default: this one); returns the
-    build dir. `extra_defs` come last, so they may override nanobind_DIR / pybind11_DIR. Prints one line
-    per build (to the terminal, also under pytest's capture)."""
+    build dir. `extra_defs` come last, so they may override nanobind_DIR / pybind11_DIR. Prints a line
+    when a build starts, one per build step (Ninja's `[3/12] Building CXX object ...`) and one when it
+    ends, to the terminal, also under pytest's capture; `steps=False` leaves out the step lines."""
     import nanobind
 
     build.mkdir(parents=True, exist_ok=True)
@@ -49,14 +52,21 @@ def cmake_build(source: Path, build: Path, extra_defs=(), targets=(), dltensor_d
     _progress(f"[dltensor] building {build.relative_to(REPO) if build.is_relative_to(REPO) else build} ...")
     run([sys.executable, "-m", "cmake", "-S", str(source), "-B", str(build), *gen, *defs])
     run([sys.executable, "-m", "cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 2),
-         *(["--target", *targets] if targets else [])])
+         *(["--target", *targets] if targets else [])], steps=steps)
     _progress(f"[dltensor] built in {time.monotonic() - start:.0f} s")
     return build
 
 
+# Under pytest, tests/conftest.py sets this to a writer that suspends pytest's capture for the line.
+progress_writer = None
+
+
 def _progress(line: str) -> None:
-    """Writes a progress line where a person sees it: the controlling terminal when there is one (pytest
-    captures stdout and stderr), else stderr."""
+    """Writes a progress line where a person sees it: past pytest's capture when conftest.py set
+    `progress_writer`, else the controlling terminal when there is one, else stderr."""
+    if progress_writer is not None:
+        progress_writer(line)
+        return
     try:
         with open("/dev/tty", "w") as tty:
             tty.write(line + "\n")
@@ -83,8 +93,20 @@ def _has_ninja() -> bool:
         return False
 
 
-def run(cmd):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+# A build tool's line for one step: Ninja's "[3/12] Building CXX object ...", Make's "[ 25%] Linking ...".
+_STEP = re.compile(r"^\[\s*\d+(?:/\d+|%)\] ")
+
+
+def run(cmd, steps=False, **popen_args):
+    """Runs `cmd`, its output kept for the error message; with `steps`, each build step's line is also
+    shown as progress (a long build is not silent)."""
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen_args) as proc:
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if steps and _STEP.match(line):
+                _progress(f"[dltensor]   {line.rstrip()[:160]}")
+    out = "".join(lines)
     if proc.returncode != 0:
-        raise RuntimeError(f"command failed: {' '.join(cmd)}\n{proc.stdout[-20000:]}")
-    return proc.stdout
+        raise RuntimeError(f"command failed: {' '.join(map(str, cmd))}\n{out[-20000:]}")
+    return out

@@ -3,6 +3,16 @@
 The module is built with CMake (``find_package(dltensor CONFIG REQUIRED)``, as an extension author
 would) into ``tests/.build/<backend>``; rebuilds are incremental. Every test takes the module from the
 ``m`` fixture, parametrized by backend, so the same tests run once per backend.
+
+By default everything runs (both backends, every import path, every file: what CI runs). A contributor's
+quick subset, a few minutes (README.md, "The tests"):
+
+    DLTENSOR_BACKENDS=nanobind DLTENSOR_PATHS=exchange python -m pytest -m "not slow"
+
+``DLTENSOR_BACKENDS`` (comma-separated: ``nanobind``, ``pybind11``) builds and runs only those backends;
+``DLTENSOR_PATHS`` (``exchange``, ``exchange-queries``, ``dlpack``) only those import paths; ``-m "not
+slow"`` leaves out the files in SLOW_FILES (builds of their own, other interpreters, compilers, long loops).
+Tests left out by either variable are reported as deselected.
 """
 import importlib
 import inspect
@@ -12,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import cmake_build as cmake_build_module
 from cmake_build import cmake_build
 
 # JAX truncates 64-bit dtypes unless asked; the dtype tests need int64/float64/complex128 arrays.
@@ -21,7 +32,37 @@ HERE = Path(__file__).resolve().parent
 # Where the test modules are built; DLTENSOR_TEST_BUILD_ROOT moves it (a second checkout state, or a
 # mutated header, built beside the first without replacing a module a running suite has loaded).
 BUILD_ROOT = Path(os.environ.get("DLTENSOR_TEST_BUILD_ROOT", HERE / ".build"))
-BACKENDS = ["nanobind", "pybind11"]
+ALL_BACKENDS = ["nanobind", "pybind11"]
+# Import paths for producers that publish the DLPack C exchange API (PyTorch): every test runs through
+# the fast path and through __dlpack__, and must see the same results. Tests of PyTorch tensors also run
+# through the fast path with the calibrated key-set read off (torch_key_set.h): the negative and
+# conjugate bits then come from `is_neg()` / `is_conj()`, and the results must be the same again.
+ALL_PATHS = ["exchange", "exchange-queries", "dlpack"]
+
+
+def _selection(variable: str, choices: list) -> list:
+    """The choices named (comma-separated) by the environment variable `variable`; all of them when unset."""
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return list(choices)
+    named = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = sorted(set(named) - set(choices))
+    if unknown or not named:
+        raise pytest.UsageError(f"{variable}={value!r}: unknown {unknown}; choose from {choices}")
+    return [c for c in choices if c in named]
+
+
+# DLTENSOR_BACKENDS / DLTENSOR_PATHS narrow a run (the quick subset); unset, every backend and path runs.
+BACKENDS = _selection("DLTENSOR_BACKENDS", ALL_BACKENDS)
+PATHS = _selection("DLTENSOR_PATHS", ALL_PATHS)
+
+# Left out by `-m "not slow"` (the quick subset): files that build projects of their own (the examples,
+# the downstream project and the wheel, other interpreters and old binding releases), run a compiler per
+# case, run subprocesses or 100,000-call loops per case, or collect the whole suite. The marker is added
+# here, by file; the default run includes them.
+SLOW_FILES = ["test_python_versions.py", "test_examples.py", "test_package.py", "test_leaks.py",
+              "test_stubgen.py", "test_mutation.py", "test_compile_errors.py", "test_lifecycle.py",
+              "test_robustness_table.py"]
 
 
 _modules = {}
@@ -42,31 +83,26 @@ collect_ignore = UNSANITIZED_FILES if SANITIZE else []
 
 def load_backend(backend: str):
     if backend not in _modules:
+        # Every backend's module at once by default; with DLTENSOR_BACKENDS, only the one asked for.
+        targets = [f"dltensor_test_{backend}"] if BACKENDS != ALL_BACKENDS else []
         if SANITIZE:
             build = cmake_build(HERE, BUILD_ROOT / "tests-sanitized",
                                 [f"-DCMAKE_CXX_FLAGS={SANITIZER_FLAGS}",
                                  f"-DCMAKE_SHARED_LINKER_FLAGS={SANITIZER_FLAGS}",
-                                 f"-DCMAKE_MODULE_LINKER_FLAGS={SANITIZER_FLAGS}"])
+                                 f"-DCMAKE_MODULE_LINKER_FLAGS={SANITIZER_FLAGS}"], targets=targets)
         else:
-            build = cmake_build(HERE, BUILD_ROOT / "tests")
+            build = cmake_build(HERE, BUILD_ROOT / "tests", targets=targets)
         sys.path.insert(0, str(build))
         _modules[backend] = importlib.import_module(f"dltensor_test_{backend}")
     return _modules[backend]
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
+@pytest.fixture(scope="session", params=ALL_BACKENDS)  # narrowed by deselection: _left_out
 def backend_module(request):
     """The C++ test module for one backend: one submodule per topic (`m.torch` for test_torch.py, defined in
     test_torch.cpp; `m.imports` for test_import.py) and `m.common`, the helpers several files share
     (test_common.cpp); see tests/test_module.cpp."""
     return load_backend(request.param)
-
-
-# Import paths for producers that publish the DLPack C exchange API (PyTorch): every test runs through
-# the fast path and through __dlpack__, and must see the same results. Tests of PyTorch tensors also run
-# through the fast path with the calibrated key-set read off (torch_key_set.h): the negative and
-# conjugate bits then come from `is_neg()` / `is_conj()`, and the results must be the same again.
-PATHS = ["exchange", "exchange-queries", "dlpack"]
 
 
 def route(module, path):
@@ -75,7 +111,7 @@ def route(module, path):
     module.torch_key_set.set_enabled(path != "exchange-queries")
 
 
-@pytest.fixture(params=PATHS)
+@pytest.fixture(params=ALL_PATHS)
 def m(backend_module, request):
     """The C++ test module, routed through one import path for the duration of a test."""
     route(backend_module, request.param)
@@ -93,10 +129,44 @@ def _about_pytorch(item) -> bool:
         return True
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a file of SLOW_FILES (tests/conftest.py), left out of the quick "
+                                       "subset by -m \"not slow\"")
+    capture = config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:  # build progress (tests/cmake_build.py) reaches the terminal, also without a tty
+        def write(line):
+            with capture.global_and_fixture_disabled():
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
+        cmake_build_module.progress_writer = write
+
+
+def pytest_unconfigure(config):
+    cmake_build_module.progress_writer = None
+
+
+def _left_out(item) -> bool:
+    """A test that this run does not include: the `exchange-queries` path of a test that does not involve
+    PyTorch (that path changes nothing for tensors of other producers), or a backend or import path that
+    DLTENSOR_BACKENDS / DLTENSOR_PATHS leave out (also where a file parametrizes its own `backend` or
+    `path`)."""
+    params = item.callspec.params
+    if params.get("m") == "exchange-queries" and not _about_pytorch(item):
+        return True
+    for name in ("backend", "backend_module"):
+        if params.get(name) in ALL_BACKENDS and params[name] not in BACKENDS:
+            return True
+    for name in ("m", "path"):
+        if params.get(name) in ALL_PATHS and params[name] not in PATHS:
+            return True
+    return False
+
+
 def pytest_collection_modifyitems(config, items):
-    # The `exchange-queries` path changes nothing for tensors of other producers: run it for PyTorch tests.
-    dropped = [item for item in items if getattr(item, "callspec", None) is not None
-               and item.callspec.params.get("m") == "exchange-queries" and not _about_pytorch(item)]
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
+    dropped = [item for item in items if getattr(item, "callspec", None) is not None and _left_out(item)]
     if dropped:
         ids = {id(item) for item in dropped}
         config.hook.pytest_deselected(items=dropped)

@@ -1,8 +1,8 @@
 // tests/test_common.cpp: the submodule `common`, what several test files call (the rest of the module
 // has one submodule per topic, see tests/backend.h): the DLPack producer (tests/producer.cpp), the
 // counters of owners and deleters, generic readers and writers of any tensor, a float32 parameter that
-// refuses every other kind of argument, the README's `norms`, tensors kept beyond the call, and the
-// switch between the fast paths and the public protocols (conftest.py's import paths).
+// refuses every other kind of argument, the README's `squared_norms`, tensors kept beyond the call, and
+// the switch between the fast paths and the public protocols (conftest.py's import paths).
 #include "elements.h"
 
 void init_common(py::module_ &parent) {
@@ -28,7 +28,7 @@ void init_common(py::module_ &parent) {
     // ---- typed parameters ---------------------------------------------------------------------------------
     m.def("take_f32", [](py::dltensor<float> x) { return x.ndim(); },
           "The ndim of a writable float32 tensor: every other argument is refused.");
-    m.def("norms", [](py::dltensor<py::shape<-1, 3>, const float, py::device::cpu, py::c_contig> pts) {
+    m.def("squared_norms", [](py::dltensor<py::shape<-1, 3>, const float, py::device::cpu, py::c_contig> pts) {
         py::object out = tb::steal(PyList_New(0));
         for (size_t i = 0; i < pts.shape(0); ++i) {
             double s = 0;

@@ -1,6 +1,6 @@
 // tests/test_constraints.cpp: dtype, ndim, extents, device, order and writability constraints, overload
 // resolution across them, and the signature text of the "incompatible function arguments" error;
-// registered as the submodule `constraints` (the README's `norms` and `take_f32` are common's).
+// registered as the submodule `constraints` (the README's `squared_norms` and `take_f32` are common's).
 #include "elements.h"
 
 #include <string>

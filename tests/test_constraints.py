@@ -17,12 +17,12 @@ INCOMPATIBLE = "incompatible function arguments"
 def test_documented_example_computes_row_norms(m):
     pts = [[1, 2, 2], [0, 3, 4]]
     for x in (np.array(pts, np.float32), torch.tensor(pts, dtype=torch.float32), jnp.array(pts, jnp.float32)):
-        assert m.common.norms(x) == [9.0, 25.0]
+        assert m.common.squared_norms(x) == [9.0, 25.0]
 
 
 def test_error_signature_names_every_annotation(m):
     with pytest.raises(TypeError, match=INCOMPATIBLE) as e:
-        m.common.norms(np.zeros((2, 4), np.float32))
+        m.common.squared_norms(np.zeros((2, 4), np.float32))
     msg = str(e.value)
     # nanobind renders dtype=float32 and shape=(*, 3); pybind11 a Python annotation: dtype='float32' and
     # shape=(None, 3). Both name every annotation.

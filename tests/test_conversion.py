@@ -104,8 +104,8 @@ def test_complex_is_never_converted_to_real(m):
 
 def test_shape_and_device_mismatches_are_not_converted(m):
     with pytest.raises(TypeError):
-        m.common.norms(np.zeros((2, 4), np.float64))
-    assert m.common.norms(np.ones((1, 3), np.float64)) == [3.0]  # dtype + order are fixable
+        m.common.squared_norms(np.zeros((2, 4), np.float64))
+    assert m.common.squared_norms(np.ones((1, 3), np.float64)) == [3.0]  # dtype + order are fixable
 
 
 def test_converted_temporary_stays_alive_while_kept(m):

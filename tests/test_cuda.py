@@ -23,7 +23,7 @@ def test_cuda_tensor_is_refused_by_a_cpu_parameter(m):
 def test_cuda_conversion_stays_on_the_device(m):
     t = torch.arange(4, dtype=torch.int32, device="cuda")
     with pytest.raises(TypeError):
-        m.common.norms(t)  # CPU parameter: a device mismatch is never converted
+        m.common.squared_norms(t)  # CPU parameter: a device mismatch is never converted
 
 
 def test_cuda_tensor_carries_the_producers_stream(m):

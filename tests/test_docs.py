@@ -140,13 +140,15 @@ def test_readme_layout_lists_every_header():
 
 
 def test_readme_backend_table_quotes_the_real_signature_text():
-    # The backends table quotes `norms`'s parameter annotation as each backend prints it.
-    from conftest import load_backend
+    # The backends table quotes `squared_norms`'s parameter annotation as each backend prints it.
+    from conftest import BACKENDS, load_backend
     row = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| signature text of"))
     quoted = re.findall(r"`([^`]*(?:ArrayLike|typing\.Annotated)\[[^`]*)`", row)
     assert len(quoted) == 2, row
     for backend, text in zip(["nanobind", "pybind11"], quoted):
-        assert f"pts: {text})" in load_backend(backend).common.norms.__doc__, (backend, text)
+        if backend not in BACKENDS:
+            continue  # DLTENSOR_BACKENDS left it out (the quick subset): its module is not built
+        assert f"pts: {text})" in load_backend(backend).common.squared_norms.__doc__, (backend, text)
 
 
 def test_readme_ci_times_are_the_recorded_measurement():

@@ -51,9 +51,19 @@ def test_quickstart_norms_of_points_from_any_framework(build, fw):
     ext = load(build, "quickstart", "")
     pts = np.array([[1, 2, 2], [0, 3, 4], [0, 0, 0]], np.float32)
     r = ext.norms(in_framework(fw, pts))
-    assert isinstance(r, np.ndarray) and r.tolist() == [9.0, 25.0, 0.0]
+    assert isinstance(r, np.ndarray) and r.tolist() == [3.0, 5.0, 0.0]  # the length of each row
     with pytest.raises(TypeError, match="incompatible function arguments"):
         ext.norms(np.ones((2, 4), np.float32))  # shape<-1, 3>
+
+
+def test_quickstart_unnamed_parameter_is_arg_in_explanations(build):
+    # docs/reference.md (errors): without py::arg, nanobind calls a function's one parameter `arg`
+    import dltensor
+
+    ext = load(build, "quickstart", "")
+    with pytest.raises(TypeError) as e:
+        dltensor.explain(ext.norms, np.ones((2, 4), np.float32))
+    assert len(e.value.__notes__) == 1 and e.value.__notes__[0].startswith("dltensor: argument `arg` (numpy.ndarray): ")
 
 
 # --- read a C-contiguous float matrix ---------------------------------------------------------------

@@ -78,7 +78,7 @@ def test_copy_policy_with_annotated_framework_copies_into_it(m):
 
 
 def test_copy_without_any_framework_says_what_to_do(m):
-    with pytest.raises(RuntimeError, match="no framework to be copied into"):
+    with pytest.raises(RuntimeError, match="not supported for this framework"):
         m.identity.ownerless_copy()
 
 

@@ -4,8 +4,8 @@
 // - tests/test_X.cpp defines init_X(m), which registers the submodule `X` on the root module and defines
 //   that topic's functions on it (`imports` for test_import.cpp: `import` is a Python keyword);
 // - tests/test_common.cpp registers `common` (with tests/producer.cpp's producer): what several test files
-//   call (the producer, owner and deleter counters, values/describe/fill, take_f32, norms, keep, the
-//   fast-path switch);
+//   call (the producer, owner and deleter counters, values/describe/fill, take_f32, squared_norms, keep,
+//   the fast-path switch);
 // - tests/test_X.py calls only `m.X.<fn>` and `m.common.<fn>` (`m`: the root module, conftest.py's fixture),
 //   so every function it calls is found in test_X.cpp or test_common.cpp; files without a .cpp of their
 //   own (test_leaks.py, test_threads.py, test_bad_input.py, ...) call each topic's submodule by its name.
@@ -34,4 +34,5 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
     init_identity(m);
     init_porting(m);
     init_explain(m);
+    init_seams(m);
 }

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import dltensor
+from cmake_build import _progress, run
 from conftest import BUILD_ROOT, HERE
 
 ROOT = HERE.parent
@@ -67,14 +68,6 @@ def test_readme_configure_line_names_every_package_dir():
         assert flag in configure, f"README's configure line lacks {flag}"
 
 
-def _progress(line):
-    try:  # the terminal: pytest captures stdout and stderr
-        with open("/dev/tty", "w") as tty:
-            tty.write(line + "\n")
-    except OSError:
-        pass
-
-
 @pytest.fixture(scope="module")
 def downstream_build():
     """tests/downstream, configured and built by running the README's command lines verbatim (bash) in a
@@ -99,8 +92,7 @@ def downstream_build():
     _progress(f"[dltensor] building {src.relative_to(ROOT) if src.is_relative_to(ROOT) else src} with README.md's "
               "commands ...")
     for command in readme_build_commands():
-        proc = subprocess.run(["bash", "-c", command], cwd=src, env=env, capture_output=True, text=True)
-        assert proc.returncode == 0, f"{command}\n{proc.stdout[-10000:]}\n{proc.stderr[-10000:]}"
+        run(["bash", "-c", command], steps=True, cwd=src, env=env)  # a line per build step; raises on failure
     _progress(f"[dltensor] built in {time.monotonic() - start:.0f} s")
     return src / "build"
 
@@ -115,12 +107,36 @@ def test_downstream_project_builds_and_behaves(downstream_build, backend):
     pts = [[1, 2, 2], [0, 3, 4]]
     for x in (np.array(pts, np.float32), torch.tensor(pts), jnp.array(pts, jnp.float32)):
         r = ext.norms(x)
-        assert isinstance(r, np.ndarray) and r.tolist() == [9.0, 25.0]
+        assert isinstance(r, np.ndarray) and r.tolist() == [3.0, 5.0]
     a = np.ones(3, np.float32)
     ext.scale(a, 2.0)
     assert a.tolist() == [2, 2, 2]
     with pytest.raises(TypeError, match="incompatible function arguments"):
         ext.scale(np.ones(3), 2.0)  # float64 into a writable float parameter: no silent copy
+
+
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_downstream_scale_refuses_strided_views_it_would_write_wrongly(downstream_build, backend):
+    # `scale` loops over data()[0 .. size()): py::c_contig makes that every element of its argument, and
+    # refuses (writable: never a copy) the views whose elements lie elsewhere.
+    sys.path.insert(0, str(downstream_build))
+    try:
+        ext = importlib.import_module(f"downstream_ext_{backend}")
+    finally:
+        sys.path.remove(str(downstream_build))
+    base = np.arange(8, dtype=np.float32)
+    for view in (base[::2], base[::-1], base.reshape(2, 4).T, torch.from_numpy(base)[1::3]):
+        with pytest.raises(TypeError, match="incompatible function arguments"):
+            ext.scale(view, 10.0)
+    assert base.tolist() == list(range(8))  # nothing written
+    with pytest.raises(TypeError) as e:  # unnamed parameters (no py::arg): the notes call them arg0, arg1
+        dltensor.explain(ext.scale, base[::2], 10.0)
+    assert len(e.value.__notes__) == 1 and e.value.__notes__[0].startswith("dltensor: argument `arg0` (numpy.ndarray): ")
+    ext.scale(base[2:6], 10.0)  # a contiguous slice: exactly its elements change
+    assert base.tolist() == [0, 1, 20, 30, 40, 50, 6, 7]
+    m = base.reshape(2, 4)
+    ext.scale(m, 0.5)  # any rank
+    assert m.tolist() == [[0, 0.5, 10, 15], [20, 25, 3, 3.5]]
 
 
 def test_build_requires_no_binding_library():

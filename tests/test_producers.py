@@ -130,6 +130,18 @@ PRODUCERS = {
     "array.array": lambda tmp: _array_array(),
     "memoryview": lambda tmp: _memoryview(),
 }
+try:  # producers the test extras install (pyproject.toml); absent elsewhere
+    import pyarrow as pa
+    PRODUCERS["pyarrow array"] = lambda tmp: Case(pa.array(VALUES, pa.float32()), None, writable=False)
+    PRODUCERS["pyarrow slice"] = lambda tmp: Case(pa.array([0.0, *VALUES], pa.float32()).slice(1), None, writable=False)
+except ImportError:
+    pass
+try:
+    import array_api_strict as xp
+    PRODUCERS["array_api_strict"] = lambda tmp: (lambda b: Case(b, lambda: b._array.tolist()))(
+        xp.asarray(VALUES, dtype=xp.float32))
+except ImportError:
+    pass
 
 
 @pytest.fixture(params=sorted(PRODUCERS))

@@ -41,12 +41,12 @@ def test_stub_is_valid_python(stub):
         compile(tree, f"{submodule or '__init__'}.pyi", "exec")
         names[submodule] = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
     assert {"common", "constraints", "export", "dtypes", "torch", "imports"} <= set(stub)
-    assert {"norms", "take_f32"} <= names["common"] and "which" in names["constraints"]
+    assert {"squared_norms", "take_f32"} <= names["common"] and "which" in names["constraints"]
     assert {"arange_numpy", "arange_pytorch", "arange_tensorflow"} <= names["export"]
 
 
 def test_parameter_stub_names_every_annotation(stub):
-    line = signature(stub, "norms")
+    line = signature(stub, "squared_norms")
     assert ("pts: Annotated[Any, dict(dtype='float32', shape=(None, 3), order='C', device='cpu', "
             "writable=False)]") in line
 

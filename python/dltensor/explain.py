@@ -95,7 +95,9 @@ def _describe(records, args, kwargs, message) -> list:
         for number, params in overloads or [(None, [])]:
             names = [keywords[obj]] if obj in keywords else [
                 params[i][0] if i < len(params) else f"#{i + 1}" for i in positions.get(obj, [])]
-            matches = [n for n, t in params if t == signature and n in names] if params else names
+            # The parameter's type text holds the refusing signature (also inside `Optional[...]` /
+            # `... | None` for an optional parameter).
+            matches = [n for n, t in params if signature and signature in t and n in names] if params else names
             for n in (matches or ([] if params else names)):
                 where.append(f"argument `{n}`" + (f" of overload {number}" if len(overloads) > 1 else ""))
         if not where and obj not in positions and obj not in keywords:
@@ -113,7 +115,11 @@ def explain(function, *args, **kwargs):
     try:
         return function(*args, **kwargs)
     except TypeError as error:
-        lines = _describe(refusals(clear=True), args, kwargs, str(error))
+        # Only overload resolution's own TypeError lists refused arguments: one raised by a function body
+        # (after an earlier overload refused) is left as it is. The records stay for refusals().
+        if "incompatible function arguments" not in str(error):
+            raise
+        lines = _describe(refusals(), args, kwargs, str(error))
         if not lines:
             raise
         if hasattr(error, "add_note"):

@@ -56,6 +56,8 @@ DLTENSOR_FRAMEWORK(pytorch, 2, "torch.Tensor");
 DLTENSOR_FRAMEWORK(tensorflow, 3, "tensorflow.Tensor");
 DLTENSOR_FRAMEWORK(jax, 4, "jax.Array");
 DLTENSOR_FRAMEWORK(cupy, 5, "cupy.ndarray");
+DLTENSOR_FRAMEWORK(memview, 6, "memoryview");  // a memoryview over the buffer protocol (CPU)
+DLTENSOR_FRAMEWORK(array_api, 7, "typing.Any");  // a dltensor.Tensor (`__dlpack__`, buffer protocol)
 DLTENSOR_FRAMEWORK(mlx, 8, "mlx.core.array");
 #undef DLTENSOR_FRAMEWORK
 

@@ -21,6 +21,7 @@
 
 #include "dlpack.h"
 #include "import_result.h"
+#include "producer_error.h"
 #include "process_state.h"
 #include "py_ref.h"
 #include "refusal.h"
@@ -113,6 +114,12 @@ inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool im
     py_ref owner(PyCapsule_New(ptr, versioned ? owner_name_versioned : owner_name,
                                versioned ? release_owner_versioned : release_owner));
     if (!owner) { PyErr_Clear(); return mismatch::invalid; }
+    // The capsule's own destructor, kept in the owner's context: restore_consumed_capsule() gives it back.
+    PyCapsule_Destructor producer_destructor = PyCapsule_GetDestructor(capsule);
+    static_assert(sizeof(void *) == sizeof(PyCapsule_Destructor), "a destructor fits a capsule's context");
+    void *context;
+    std::memcpy(&context, &producer_destructor, sizeof context);
+    PyCapsule_SetContext(owner.get(), context);
     // Consume: from here on the owner alone calls the deleter.
     if (PyCapsule_SetDestructor(capsule, nullptr) != 0 ||
         PyCapsule_SetName(capsule, versioned ? dlpack::used_capsule_name_versioned
@@ -127,10 +134,30 @@ inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool im
     return mismatch::none;
 }
 
+/// Undoes import_capsule()'s consumption of the caller's raw `capsule`, whose tensor `owner` (the owner it
+/// made) holds: the owner no longer calls the deleter, and the capsule gets back its name and its
+/// producer's destructor, as if never imported. For a backend whose loaded argument is dropped without the
+/// call going ahead (overload resolution moved on), while nothing else holds the tensor. Needs the GIL.
+inline void restore_consumed_capsule(PyObject *capsule, PyObject *owner) noexcept {
+    const bool versioned = PyCapsule_IsValid(owner, owner_name_versioned);
+    if (!versioned && !PyCapsule_IsValid(owner, owner_name)) return;
+    void *context = PyCapsule_GetContext(owner);
+    PyCapsule_Destructor producer_destructor;
+    std::memcpy(&producer_destructor, &context, sizeof context);
+    const char *used = versioned ? dlpack::used_capsule_name_versioned : dlpack::used_capsule_name;
+    const char *name = PyCapsule_GetName(capsule);
+    if (!name || std::strcmp(name, used) != 0) { PyErr_Clear(); return; }
+    if (PyCapsule_SetDestructor(owner, nullptr) == 0) {
+        PyCapsule_SetName(capsule, versioned ? dlpack::capsule_name_versioned : dlpack::capsule_name);
+        PyCapsule_SetDestructor(capsule, producer_destructor);
+    }
+    PyErr_Clear();
+}
+
 /// Calls `src.__dlpack__(max_version=(1, minor))`, falling back to `src.__dlpack__()` for producers that
 /// predate `max_version` (they raise TypeError). `method` is `__dlpack__` as found on the type: a plain
 /// function or method descriptor is called directly with `src` as its first argument, skipping the
-/// attribute lookup. Empty, with no error set, on failure.
+/// attribute lookup. Empty, with no error set, on failure (producer_error.h keeps what it raised).
 inline py_ref call_dlpack(PyObject *src, PyObject *method) noexcept {
     const py_names &c = py_names::get();
     if (!c.ok()) return py_ref();
@@ -146,7 +173,7 @@ inline py_ref call_dlpack(PyObject *src, PyObject *method) noexcept {
         PyErr_Clear();
         res = call(nullptr);
     }
-    if (!res) PyErr_Clear();
+    if (!res) absorb_producer_error(src);  // its reason for the refusal; an interrupt for the caller
     return res;
 }
 

@@ -17,6 +17,7 @@
 #include "frameworks.h"
 #include "process_state.h"
 #include "producer.h"
+#include "producer_error.h"
 #include "py_ref.h"
 #include "refusal.h"
 #include "requirements.h"
@@ -54,6 +55,7 @@ inline py_ref numpy_array_of(PyObject *src, const requirements &r) noexcept {
     py_ref arr(asarray ? PyObject_Vectorcall(asarray, args, dtype ? 2 : 1, nullptr) : nullptr);
     char *detail = last_refusal().detail;
     detail[0] = '\0';
+    if (!arr && PyErr_Occurred() && error_must_reach_caller()) absorb_producer_error(src);  // kept for the caller
     if (!arr && PyErr_Occurred()) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
@@ -153,7 +155,17 @@ inline py_ref convert_with_producer(PyObject *src, producer kind, bool is_buffer
                 break;
             }
             res = convert_through_array_api(src, dtype.get());
+            // Any other DLPack producer on the CPU (pyarrow, a dltensor.Tensor, ...): NumPy imports it
+            // (numpy.from_dlpack) and converts.
+            if (!res && on_cpu && PyErr_Occurred() && !error_must_reach_caller()) {
+                PyErr_Clear();
+                PyObject *from_dlpack = numpy_public_api::get().from_dlpack;
+                const py_ref arr(from_dlpack ? PyObject_CallOneArg(from_dlpack, src) : nullptr);
+                PyObject *args[] = {dtype.get(), order_obj.get()};
+                if (arr) res = call_method(arr.get(), "astype", args, 1, py_names::get().order_kwnames);
+            }
     }
+    if (!res) absorb_producer_error(src);  // an interrupt is kept for the caller
     PyErr_Clear();
     return res;
 }

@@ -114,29 +114,62 @@ inline void exported_dealloc(PyObject *self) noexcept {
     Py_DECREF(tp);
 }
 
+/// The tensor of a `dltensor.Tensor`; NULL, with a TypeError set, for an object without one (the type
+/// cannot be instantiated from Python, so only a corrupted object could get here).
+inline tensor_handle *exported_handle(PyObject *self) noexcept {
+    tensor_handle *h = reinterpret_cast<exported_object *>(self)->handle;
+    if (!h) PyErr_SetString(PyExc_TypeError, "dltensor.Tensor: this object holds no tensor");
+    return h;
+}
+
+/// Reads `value` as a pair of ints (`max_version`, `dl_device`): None gives false with no error; anything
+/// but a tuple of two ints raises TypeError naming `what`.
+inline int exported_int_pair(PyObject *value, const char *what, long &a, long &b) noexcept {
+    if (value == Py_None) return 0;
+    if (PyTuple_Check(value) && PyTuple_GET_SIZE(value) == 2 && PyLong_Check(PyTuple_GET_ITEM(value, 0)) &&
+        PyLong_Check(PyTuple_GET_ITEM(value, 1))) {
+        a = PyLong_AsLong(PyTuple_GET_ITEM(value, 0));
+        b = PyLong_AsLong(PyTuple_GET_ITEM(value, 1));
+        if (!PyErr_Occurred()) return 1;
+        PyErr_Clear();
+    }
+    PyErr_Format(PyExc_TypeError, "__dlpack__(): %s must be None or tuple[int, int], not %.100s", what,
+                 Py_TYPE(value)->tp_name);
+    return -1;
+}
+
+/// `__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)` (array API): keyword-only
+/// arguments, each type checked (TypeError), then what this tensor cannot give (BufferError).
 inline PyObject *exported_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) noexcept {
+    if (PyTuple_GET_SIZE(args) != 0) {
+        PyErr_SetString(PyExc_TypeError, "__dlpack__() does not accept positional arguments (use keywords: "
+                                         "stream, max_version, dl_device, copy)");
+        return nullptr;
+    }
     static const char *kwlist[] = {"stream", "max_version", "dl_device", "copy", nullptr};
     PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO", const_cast<char **>(kwlist), &stream,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", const_cast<char **>(kwlist), &stream,
                                      &max_version, &dl_device, &copy))
         return nullptr;
-    tensor_handle *h = reinterpret_cast<exported_object *>(self)->handle;
+    tensor_handle *h = exported_handle(self);
+    if (!h) return nullptr;
+    (void) stream;  // accepted and ignored, as nanobind does: the export is made on the caller's stream
+    if (copy != Py_None && !PyBool_Check(copy)) {
+        PyErr_Format(PyExc_TypeError, "__dlpack__(): copy must be None or a bool, not %.100s", Py_TYPE(copy)->tp_name);
+        return nullptr;
+    }
+    long major = 0, minor = 0, type = -1, id = -1;
+    const int has_version = exported_int_pair(max_version, "max_version", major, minor);
+    if (has_version < 0) return nullptr;
+    const int has_device = exported_int_pair(dl_device, "dl_device", type, id);
+    if (has_device < 0) return nullptr;
     if (copy == Py_True) {
         PyErr_SetString(PyExc_BufferError, "__dlpack__(copy=True) is not supported: export a copy instead");
         return nullptr;
     }
-    if (dl_device != Py_None) {
-        int type = -1, id = -1;
-        if (!PyArg_ParseTuple(dl_device, "ii", &type, &id)) return nullptr;
-        if (type != h->tensor().device.device_type || id != h->tensor().device.device_id) {
-            PyErr_SetString(PyExc_BufferError, "__dlpack__: the tensor lives on another device");
-            return nullptr;
-        }
-    }
-    long major = 0;
-    if (max_version != Py_None) {
-        long minor = 0;
-        if (!PyArg_ParseTuple(max_version, "ll", &major, &minor)) return nullptr;
+    if (has_device && (type != h->tensor().device.device_type || id != h->tensor().device.device_id)) {
+        PyErr_SetString(PyExc_BufferError, "__dlpack__: the tensor lives on another device");
+        return nullptr;
     }
     const bool versioned = major >= 1;
     if (!versioned && h->read_only() && !reinterpret_cast<exported_object *>(self)->immutable_consumer) {
@@ -147,14 +180,30 @@ inline PyObject *exported_dlpack(PyObject *self, PyObject *args, PyObject *kwarg
 }
 
 inline PyObject *exported_dlpack_device(PyObject *self, PyObject *) noexcept {
-    const auto &d = reinterpret_cast<exported_object *>(self)->handle->tensor().device;
+    tensor_handle *h = exported_handle(self);
+    if (!h) return nullptr;
+    const auto &d = h->tensor().device;
     return Py_BuildValue("(ii)", d.device_type, d.device_id);
 }
 
 /// Buffer protocol (CPU tensors with a struct-module format): NumPy imports through it faster than
 /// through `numpy.from_dlpack`. Shape and strides (in bytes) live in `view->internal`.
+/// Are the tensor's element strides those of a C-ordered (`c`) or F-ordered array? Extents of 1 may have
+/// any stride, and an empty tensor is both.
+inline bool exported_contiguous(const dlpack::Tensor &t, bool c) noexcept {
+    int64_t step = 1;
+    for (int32_t k = 0; k < t.ndim; ++k) if (t.shape[k] == 0) return true;
+    for (int32_t k = 0; k < t.ndim; ++k) {
+        const int32_t i = c ? t.ndim - 1 - k : k;
+        if (t.shape[i] != 1 && t.strides[i] != step) return false;
+        step *= t.shape[i];
+    }
+    return true;
+}
+
 inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexcept {
-    tensor_handle *h = reinterpret_cast<exported_object *>(self)->handle;
+    tensor_handle *h = exported_handle(self);
+    if (!h) { PyErr_SetString(PyExc_BufferError, "dltensor.Tensor: this object holds no tensor"); return -1; }
     const dlpack::Tensor &t = h->tensor();
     const char *format = nullptr;
     const uint8_t b = t.dtype.bits;
@@ -176,6 +225,17 @@ inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexce
         PyErr_SetString(PyExc_BufferError, "dltensor.Tensor: the tensor is read-only");
         return -1;
     }
+    // What the consumer can take: without PyBUF_STRIDES it reads the memory as C-ordered, so only a
+    // C-contiguous tensor can be exported; an explicit contiguity request is checked as asked.
+    const bool c_contig = exported_contiguous(t, true), f_contig = exported_contiguous(t, false);
+    const bool strided = (flags & PyBUF_STRIDES) == PyBUF_STRIDES;
+    if ((!strided && !c_contig) || ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c_contig) ||
+        ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f_contig) ||
+        ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c_contig && !f_contig)) {
+        PyErr_SetString(PyExc_BufferError, "dltensor.Tensor: the tensor is not contiguous in the order the "
+                                           "buffer request needs (ask with PyBUF_STRIDES, or pass a copy)");
+        return -1;
+    }
     const Py_ssize_t item = (Py_ssize_t) ((b + 7) / 8), nd = t.ndim;
     auto *dims = static_cast<Py_ssize_t *>(PyMem_Malloc(sizeof(Py_ssize_t) * (size_t) (2 * nd + 1)));
     if (!dims) { PyErr_NoMemory(); return -1; }
@@ -193,8 +253,8 @@ inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexce
     view->readonly = h->read_only();
     view->ndim = (int) nd;
     view->format = (flags & PyBUF_FORMAT) ? const_cast<char *>(format) : nullptr;
-    view->shape = dims;
-    view->strides = dims + nd;
+    view->shape = (flags & PyBUF_ND) == PyBUF_ND ? dims : nullptr;
+    view->strides = strided ? dims + nd : nullptr;
     view->suboffsets = nullptr;
     view->internal = dims;
     return 0;
@@ -232,8 +292,18 @@ inline exported_type_state exported_type_state::make() noexcept {
                                   {Py_tp_doc, (void *) "A tensor returned by a dltensor binding: pass it to "
                                                        "any DLPack consumer (numpy.from_dlpack, ...)."},
                                   {0, nullptr}};
+    // Never instantiable from Python (`type(t)()` raises TypeError, as nanobind's own types do): every
+    // object of the type holds a tensor from its creation (make_exported) on.
+#ifdef Py_TPFLAGS_DISALLOW_INSTANTIATION
+    static PyType_Spec spec = {"dltensor.Tensor", sizeof(exported_object), 0,
+                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
+    auto *tp = (PyTypeObject *) PyType_FromSpec(&spec);
+#else  // Python 3.9: what the flag does, by hand
     static PyType_Spec spec = {"dltensor.Tensor", sizeof(exported_object), 0, Py_TPFLAGS_DEFAULT, slots};
-    return {(PyTypeObject *) PyType_FromSpec(&spec)};  // kept for the process
+    auto *tp = (PyTypeObject *) PyType_FromSpec(&spec);
+    if (tp) tp->tp_new = nullptr;
+#endif
+    return {tp};  // kept for the process
 }
 
 } // namespace detail
@@ -303,6 +373,10 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
     }
     if (immutable_needs_copy(t, framework) || (copy && (framework == fw_jax || framework == fw_tensorflow)))
         return immutable_from_numpy(export_tensor(h, fw_numpy, true), framework);
+    // PyTorch and CuPy have no read-only tensors (PyTorch ignores the DLPack flag): a read-only tensor
+    // reaches them as a copy, so that their writes never reach read-only memory (a read-only NumPy array,
+    // an immutable JAX array, a const C++ buffer).
+    if (h->read_only() && (framework == fw_pytorch || framework == fw_cupy)) copy = true;
     if (framework == fw_pytorch && has_negative_stride(t)) {  // positive strides, then flip (a copy)
         dlpack::Tensor pos;
         int64_t strides[dlpack::max_ndim], dims[dlpack::max_ndim];
@@ -373,8 +447,12 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
             const py_ref cap(make_capsule(h, false));
             return cap ? call_function("tensorflow.experimental.dlpack", "from_dlpack", cap.get()).release() : nullptr;
         }
-        case fw_memview: {  // the buffer protocol of a `dltensor.Tensor` (CPU); a copy is NumPy's
-            const py_ref obj(copy ? export_tensor(h, fw_numpy, true) : make_exported(h));
+        case fw_memview: {  // the buffer protocol of a `dltensor.Tensor` (CPU)
+            if (copy) {  // a memoryview cannot own a copy (as nanobind, and as for no framework)
+                PyErr_SetString(PyExc_RuntimeError, no_framework_to_copy_into);
+                return nullptr;
+            }
+            const py_ref obj(make_exported(h));
             return obj ? PyMemoryView_FromObject(obj.get()) : nullptr;
         }
         case fw_cupy:

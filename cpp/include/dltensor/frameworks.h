@@ -117,11 +117,12 @@ enum framework_id : int { fw_none = 0, fw_numpy = 1, fw_pytorch = 2, fw_tensorfl
                           fw_cupy = 5, fw_memview = 6, fw_array_api = 7, fw_mlx = 8 };
 
 /// The error of a copying return policy on a tensor that has no framework to be copied into: no
-/// framework annotation, and not imported from a framework's tensor.
+/// framework annotation (or `array_api` / `memview`, which cannot own a copy), and not imported from a
+/// framework's tensor.
 inline constexpr const char *no_framework_to_copy_into =
-    "dltensor: this return policy copies, but the tensor has no framework to be copied into (no framework "
-    "annotation, and it was not imported from a framework's tensor): annotate one (py::numpy, py::pytorch, "
-    "...), or return a view";
+    "dltensor: this return policy copies, which is not supported for this framework (a tensor without a "
+    "framework annotation, py::array_api or py::memview cannot own a copy, and it was not imported from a "
+    "framework's tensor): annotate one (py::numpy, py::pytorch, ...), or return a view";
 
 /// Must a CPU tensor reach JAX or TensorFlow as a copy? JAX adopts only compact strides (C or F order:
 /// "Only DLPack tensors with trivial (compact) striding are supported"); TensorFlow only C order, and it

@@ -142,6 +142,8 @@ public:
         if (!gil) PyGILState_Release(st);
     }
 
+    /// Is this the only reference to the handle?
+    bool unique() const noexcept { return refcount_.load(std::memory_order_acquire) == 1; }
     const dlpack::Tensor &tensor() const noexcept { return tensor_; }
     PyObject *owner() const noexcept { return owner_; }
 

@@ -29,6 +29,7 @@
 #include "import_result.h"
 #include "process_state.h"
 #include "producer.h"
+#include "producer_error.h"
 #include "py_ref.h"
 #include "refusal.h"
 #include "requirements.h"
@@ -162,9 +163,23 @@ inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch 
     rec.converted = converted;
     rec.convert = convert;
     rec.required = r;
-    std::strncpy(rec.type_name, Py_TYPE(src)->tp_name, sizeof rec.type_name - 1);
-    rec.type_name[sizeof rec.type_name - 1] = '\0';
+    public_type_name(Py_TYPE(src), rec.type_name, sizeof rec.type_name);
+    if (why == mismatch::invalid && !not_a_tensor && !converted) {  // the producer's own reason, if it gave one
+        const char *reason = producer_reason(src);
+        std::strncpy(rec.detail, reason ? reason : "", sizeof rec.detail - 1);
+        rec.detail[sizeof rec.detail - 1] = '\0';
+    }
+    forget_producer_reason();
     return false;
+}
+
+/// A lazy PyTorch module's placeholder parameter or buffer (producer_info::uninitialized), refused with
+/// PyTorch's own reason.
+DLTENSOR_REFUSAL_PATH bool refuse_uninitialized(PyObject *src, const requirements &r, bool convert) noexcept {
+    PyErr_SetString(PyExc_ValueError, "Attempted to use an uninitialized parameter (a lazy module's "
+                                      "placeholder: run the module once first)");
+    absorb_producer_error(src);
+    return refuse(src, r, convert, mismatch::invalid, false, false);
 }
 
 /// A tensor a route accepted: PyTorch learns of C++ writes, the owner keeps the source alive, and the
@@ -232,11 +247,14 @@ DLTENSOR_REFUSAL_PATH bool import_array_like(PyObject *src, const requirements &
 inline bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept {
     if (PyCapsule_CheckExact(src)) {  // a raw capsule: no producer to convert with
         mismatch m = detail::import_capsule(src, r, false, false, out);
-        return m == mismatch::none || detail::refuse(src, r, convert, m, false, false);
+        if (m != mismatch::none) return detail::refuse(src, r, convert, m, false, false);
+        out.consumed = src;  // restore_consumed_capsule() hands it back if the call does not go ahead
+        return true;
     }
     producer_info info;
     if (!detail::producer_of(Py_TYPE(src), info))  // neither __dlpack__ nor a buffer
         return detail::import_array_like(src, r, convert, out);
+    if (info.uninitialized) return detail::refuse_uninitialized(src, r, convert);
     const mismatch m = detail::import_by_route(src, info, r, out);
     if (m == mismatch::none) return detail::accept(src, info, r, convert, out);
     return detail::import_converted(src, info, r, convert, m, out);

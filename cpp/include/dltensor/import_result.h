@@ -31,6 +31,9 @@ struct imported {
     PyObject *source = nullptr;
     int source_framework = fw_none;  ///< The framework `source` belongs to (frameworks.h numbers).
     void *stream = nullptr;          ///< The producer's current work stream (exchange API, non-CPU), else NULL.
+    /// The caller's raw DLPack capsule this import consumed (borrowed), else NULL: a backend hands the tensor
+    /// back to it (capsule_import.h: restore_consumed_capsule) when the call does not go ahead.
+    PyObject *consumed = nullptr;
     /// The dtype of the tensor a route found, also when it refused it: what a conversion starts from
     /// (`bits == 0`: no tensor was found).
     dlpack::DataType seen{0, 0, 0};

@@ -177,17 +177,24 @@ public:
     // itself when the caller released it, and skips the release once the interpreter is gone (a static
     // destroyed at exit), so the owner and the producer's deleter always run with the GIL held.
 
-    /// `nb::ndarray::view()`, where `view<Args2...>()` may restate the tensor's annotations or add missing
-    /// ones, not contradict them (a compile error); a view of a read-only tensor stays read-only.
+    /// `nb::ndarray::view()`: `view<Args2...>()` may restate the tensor's annotations, add missing ones, or
+    /// give contiguous memory another fixed shape of as many elements (`shape<2, 2>` as `shape<4>`, as
+    /// nanobind); a dtype other than the tensor's, or a fixed shape of another element count, is a compile
+    /// error, and a view with free extents throws `std::invalid_argument` when its ndim is not the
+    /// tensor's. A view of a read-only tensor stays read-only.
     template <typename... Args2> auto view() const {
         using C2 = typename ndarray<Args2...>::Config;
         using S1 = std::remove_cv_t<Scalar>;
         using S2 = std::remove_cv_t<typename C2::Scalar>;
         static_assert(std::is_void_v<S1> || std::is_void_v<S2> || std::is_same_v<S1, S2>,
                       "view<...>(): the dtype contradicts the tensor's dtype annotation");
-        static_assert(dlt::shapes_agree(Config::N, detail::dltensor_extents<typename Config::Shape>::value, C2::N,
-                                        detail::dltensor_extents<typename C2::Shape>::value),
-                      "view<...>(): the shape contradicts the tensor's shape annotation");
+        static_assert(dlt::view_shape_possible(Config::N, detail::dltensor_extents<typename Config::Shape>::value,
+                                               C2::N, detail::dltensor_extents<typename C2::Shape>::value),
+                      "view<...>(): the shape's element count differs from the tensor's fixed shape");
+        // A view that takes its extents from the tensor (not all fixed) needs the tensor's ndim.
+        if constexpr (C2::N >= 0 && dlt::static_size(C2::N, detail::dltensor_extents<typename C2::Shape>::value) < 0)
+            if (this->is_valid() && this->ndim() != (size_t) C2::N)
+                throw std::invalid_argument("view<...>(): the view's ndim differs from the tensor's");
         return base::template view<std::conditional_t<ReadOnly && detail::is_ndarray_scalar_v<Args2>,
                                                       const Args2, Args2>...>();
     }
@@ -290,12 +297,38 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
 
     // Writability is shown either way (nanobind shows only `writable=False`), so that the TypeError's
     // signature text alone tells a `float32` parameter from a `const float32` one.
-    NB_TYPE_CASTER(dltensor<Args...>, dltensor_type_name<Framework>::name + const_name("[") +
-                              concat_maybe(dtype_name<Scalar>::name, Config::Shape::name,
-                                           Config::Order::name, Config::DeviceType::name,
-                                           const_name<dltensor<Args...>::ReadOnly>("writable=False",
-                                                                                   "writable=True")) +
-                              const_name("]"))
+    using Value = dltensor<Args...>;
+    static constexpr auto Name = dltensor_type_name<Framework>::name + const_name("[") +
+                                 concat_maybe(dtype_name<Scalar>::name, Config::Shape::name, Config::Order::name,
+                                              Config::DeviceType::name,
+                                              const_name<dltensor<Args...>::ReadOnly>("writable=False",
+                                                                                      "writable=True")) +
+                                 const_name("]");
+    // What NB_TYPE_CASTER declares, with one addition: the conversions to the parameter mark the value taken
+    // (the call goes ahead), so that a capsule consumed for a call that never happens is handed back.
+    template <typename T_> using Cast = movable_cast_t<T_>;
+    template <typename T_> static constexpr bool can_cast() { return true; }
+    template <typename T_, enable_if_t<std::is_same_v<std::remove_cv_t<T_>, Value>> = 0>
+    static handle from_cpp(T_ *p, rv_policy policy, cleanup_list *list) noexcept {
+        if (!p) return none().release();
+        return from_cpp(*p, policy, list);
+    }
+    explicit operator Value *() { m_taken = true; return &value; }
+    explicit operator Value &() { m_taken = true; return (Value &) value; }
+    explicit operator Value &&() { m_taken = true; return (Value &&) value; }
+    Value value;
+
+    type_caster() = default;
+    type_caster(const type_caster &) = delete;
+    type_caster &operator=(const type_caster &) = delete;
+    /// A raw capsule bound by a pass whose call did not go ahead (another argument failed) gets its
+    /// tensor back, so that the next pass or overload can bind it (nanobind drops the loaded arguments).
+    ~type_caster() {
+        if (m_consumed && !m_taken && value.m_owner) dlt::detail::restore_consumed_capsule(m_consumed, value.m_owner);
+    }
+
+    PyObject *m_consumed = nullptr;  ///< the caller's raw capsule that from_python() consumed (borrowed)
+    bool m_taken = false;            ///< the value went to the call (or to the caller of nb::cast)
 
     bool from_python(handle src, uint32_t flags, cleanup_list *) noexcept {
         if (src.is_none() && (flags & (uint32_t) cast_flags::accepts_none)) {
@@ -307,6 +340,13 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
             // nb::cast<T>(obj) in a function body: raise a TypeError that says why (nanobind raises a set
             // Python error instead of std::bad_cast). Overload resolution passes no `manual` flag: the
             // refusal is kept for dltensor.explain() instead.
+            if (dlt::has_pending_error()) {  // an interrupt in the producer's code: never a refusal
+                // nb::cast<T>(obj) raises it at once; overload resolution cannot (nanobind's casters do
+                // not raise): the interpreter raises it at its next check (producer_error.h).
+                if (flags & (uint32_t) cast_flags::manual) dlt::restore_pending_error();
+                else dlt::rearm_pending_error();
+                return false;
+            }
             if (flags & (uint32_t) cast_flags::manual) refused(src);
             else dlt::log_refusal(src.ptr(), Name.text);
             return false;
@@ -323,6 +363,7 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         value.m_source = im.source;
         value.m_source_framework = im.source_framework;
         value.m_owner = im.owner.get();  // the nanobind handle holds its own reference
+        m_consumed = im.consumed;
         return true;
     }
 
@@ -436,7 +477,7 @@ bool try_cast(const detail::api<Derived> &value, dltensor<Args...> &out, bool co
     detail::make_caster<dltensor<Args...>> caster;
     if (!caster.from_python(value.derived().ptr(), convert ? (uint8_t) detail::cast_flags::convert : 0, nullptr))
         return false;
-    out = std::move(caster.value);
+    out = std::move(caster.operator dltensor<Args...> &&());
     return true;
 }
 

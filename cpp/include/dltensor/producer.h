@@ -8,6 +8,7 @@
 #include <Python.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "dlpack.h"
@@ -35,6 +36,9 @@ struct producer_info {
     producer kind = producer::other;
     route path = route::portable;             ///< The route its tensors take (fast paths on).
     bool immutable = false;                   ///< Immutable arrays, although they export no read-only flag.
+    /// PyTorch's lazy modules' placeholders (`torch.nn.parameter.UninitializedParameter` / `UninitializedBuffer`):
+    /// no tensor until the module's first forward pass, so never imported.
+    bool uninitialized = false;
     const dlpack::ExchangeAPI *api = nullptr; ///< The type's DLPack C exchange API, if it publishes one.
     /// PyTorch types: the checks the C API skips (interned: the entry stays 24 bytes, copied on every
     /// argument); NULL for other types, or when the queries could not be found (see has_torch_checks()).
@@ -71,6 +75,23 @@ inline producer classify_module(const char *module) noexcept {
     return producer::other;
 }
 
+/// The public, module-qualified name of a type, for explanations: `jax.Array` and `tensorflow.Tensor`
+/// for those frameworks' private array types, `module.Name` for other classes (`torch.Tensor`,
+/// `numpy.ndarray`, `dltensor.Tensor`), builtins unqualified (`list`, `PyCapsule`). Refusal path only;
+/// leaves no error set.
+inline void public_type_name(PyTypeObject *tp, char *out, std::size_t size) noexcept {
+    const char *name = tp->tp_name;
+    py_ref mod = std::strchr(name, '.') ? py_ref() : attribute((PyObject *) tp, "__module__");
+    const char *m = mod && PyUnicode_Check(mod.get()) ? PyUnicode_AsUTF8(mod.get()) : nullptr;
+    PyErr_Clear();
+    const producer kind = classify_module(m ? m : name);
+    if (kind == producer::jax) m = "jax", name = "Array";
+    else if (kind == producer::tensorflow) m = "tensorflow", name = "Tensor";
+    else if (kind == producer::torch && m && std::strcmp(name, "Tensor") == 0) m = "torch";
+    if (m && std::strcmp(m, "builtins") == 0) m = nullptr;
+    std::snprintf(out, size, "%s%s%s", m ? m : "", m ? "." : "", name);
+}
+
 inline bool has_buffer_protocol(PyTypeObject *tp) noexcept {
     return tp->tp_as_buffer && tp->tp_as_buffer->bf_getbuffer;
 }
@@ -92,6 +113,8 @@ inline producer_info classify_type(PyTypeObject *tp) noexcept {
         PyErr_Clear();
         if (info.kind == producer::other) info.kind = kind;
         if (kind == producer::torch && info.kind == producer::torch) torch_base = (PyTypeObject *) base;
+        if (kind == producer::torch && std::strcmp(((PyTypeObject *) base)->tp_name, "UninitializedTensorMixin") == 0)
+            info.uninitialized = true;
     }
     info.immutable = info.kind == producer::jax || info.kind == producer::tensorflow;
     if (info.kind == producer::torch && torch_base) info.torch = torch_checks::interned(torch_checks::of(torch_base, tp));

@@ -49,10 +49,12 @@ namespace PYBIND11_NAMESPACE {  // pybind11, with its visibility (hidden)
 using dlt::bfloat16;
 using dlt::float16;
 using dlt::tags::any_contig;
+using dlt::tags::array_api;
 using dlt::tags::c_contig;
 using dlt::tags::cupy;
 using dlt::tags::f_contig;
 using dlt::tags::jax;
+using dlt::tags::memview;
 using dlt::tags::mlx;
 using dlt::tags::ndim;
 using dlt::tags::numpy;
@@ -114,9 +116,20 @@ public:
     }
 
     /// Adopts another `dltensor`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
+    /// A read-only tensor adopted from a writable one gets a read-only handle of its own (kept alive by the
+    /// other's), so that its exports are read-only as the nanobind backend's are. Needs the GIL then.
     template <typename... Args2>
     explicit dltensor(const dltensor<Args2...> &o) : m_handle(o.m_handle), m_owned(o.m_owned) {
-        if (m_handle) m_handle->inc_ref();
+        if (!m_handle) return;
+        if (!ReadOnly || m_handle->read_only()) {
+            m_handle->inc_ref();
+            return;
+        }
+        const object keep = reinterpret_steal<object>(dlt::make_exported(o.m_handle));
+        m_handle = keep ? dlt::tensor_handle::create(o.m_handle->tensor(), keep.ptr(), true, o.m_handle->stream())
+                        : nullptr;
+        if (!m_handle) throw error_already_set();
+        m_handle->set_source(o.m_handle->source(), o.m_handle->source_framework());
     }
 
     /// A view of memory that C++ provides. `owner` keeps it alive; `py::handle()` says that the memory
@@ -181,7 +194,9 @@ public:
     }
 
     /// A strided view with the annotated dtype and ndim, or those given here: `view<Args2...>()` may restate
-    /// the tensor's annotations or add missing ones, not contradict them (a compile error). A view of a
+    /// the tensor's annotations, add missing ones, or give contiguous memory another fixed shape of as many
+    /// elements (`shape<2, 2>` as `shape<4>`); another dtype or a fixed shape of another element count is a
+    /// compile error, and a view whose ndim is not the tensor's throws `std::invalid_argument`. A view of a
     /// read-only tensor stays read-only.
     template <typename... Args2> auto view() const {
         using C2 = dlt::config<Args2...>;
@@ -189,14 +204,33 @@ public:
         using S2 = std::remove_cv_t<typename C2::Scalar>;
         static_assert(std::is_void_v<S1> || std::is_void_v<S2> || std::is_same_v<S1, S2>,
                       "view<...>(): the dtype contradicts the tensor's dtype annotation");
-        static_assert(dlt::shapes_agree(Config::N, Config::Shape::extents, C2::N, C2::Shape::extents),
-                      "view<...>(): the shape contradicts the tensor's shape annotation");
+        static_assert(dlt::view_shape_possible(Config::N, Config::Shape::extents, C2::N, C2::Shape::extents),
+                      "view<...>(): the shape's element count differs from the tensor's fixed shape");
         using S = std::conditional_t<std::is_void_v<S2>, S1, S2>;
         constexpr int32_t N = C2::N >= 0 ? C2::N : Config::N;
         static_assert(!std::is_void_v<S>, "view(): needs a dtype");
         static_assert(N >= 0, "view(): needs shape<...> or ndim<N>");
         using V = std::conditional_t<ReadOnly || C2::read_only, const S, S>;
-        return dltensor_view<V, (size_t) N>((V *) ((uint8_t *) t().data + t().byte_offset), t().shape, t().strides);
+        V *first = (V *) ((uint8_t *) t().data + t().byte_offset);
+        constexpr bool reshaped = C2::N >= 0 && dlt::static_size(C2::N, C2::Shape::extents) >= 0 &&
+                                  !dlt::shapes_agree(Config::N, Config::Shape::extents, C2::N, C2::Shape::extents);
+        if constexpr (reshaped) {  // another fixed shape over the same contiguous memory
+            constexpr char order = Order;
+            static_assert(order == 'C' || order == 'F', "view<...>() with another shape needs contiguous memory: "
+                                                        "annotate the tensor py::c_contig or py::f_contig");
+            if (m_handle && size() != (size_t) dlt::static_size(C2::N, C2::Shape::extents))
+                throw std::invalid_argument("view<...>(): the view's shape holds another number of elements");
+            int64_t strides[N ? N : 1] = {}, step = 1;
+            for (int32_t k = 0; k < N; ++k) {
+                const int32_t i = order == 'C' ? N - 1 - k : k;
+                strides[i] = step;
+                step *= C2::Shape::extents[i];
+            }
+            return dltensor_view<V, (size_t) N>(first, C2::Shape::extents, strides);
+        } else {
+            if (m_handle && t().ndim != N) throw std::invalid_argument("view<...>(): the view's ndim differs from the tensor's");
+            return dltensor_view<V, (size_t) N>(first, t().shape, t().strides);
+        }
     }
 
     /// pybind11's `array_t::unchecked<N>()`: a read-only view with `Dims` dimensions (default: annotated).
@@ -324,7 +358,35 @@ public:
     using Config = typename Value::Config;
     static constexpr dlt::requirements requirements = Config::requirements_();
 
-    PYBIND11_TYPE_CASTER(Value, dltensor_signature<Config>::name);
+    // What PYBIND11_TYPE_CASTER declares, with one addition: the conversions to the parameter mark the value
+    // taken (the call goes ahead), so that a capsule consumed for a call that never happens is handed back.
+protected:
+    Value value;
+
+public:
+    static constexpr auto name = dltensor_signature<Config>::name;
+    template <typename T_, enable_if_t<std::is_same<Value, remove_cv_t<T_>>::value, int> = 0>
+    static handle cast(T_ *src, return_value_policy policy, handle parent) {
+        if (!src) return none().release();
+        return cast(*src, policy, parent);
+    }
+    operator Value *() { m_taken = true; return &value; }
+    operator Value &() { m_taken = true; return value; }
+    operator Value &&() && { m_taken = true; return std::move(value); }
+    template <typename T_> using cast_op_type = movable_cast_op_type<T_>;
+
+    type_caster() = default;
+    type_caster(const type_caster &) = delete;
+    type_caster &operator=(const type_caster &) = delete;
+    type_caster(type_caster &&o) noexcept : value(std::move(o.value)), m_consumed(o.m_consumed), m_taken(o.m_taken) {
+        o.m_consumed = nullptr;  // py::cast's load_type() returns a caster by value
+    }
+    /// A raw capsule bound by a pass whose call did not go ahead (another argument failed) gets its tensor
+    /// back, so that the next pass or overload can bind it (pybind11 drops the loaded arguments).
+    ~type_caster() {
+        dlt::tensor_handle *h = value.handle();
+        if (m_consumed && !m_taken && h && h->unique()) dlt::detail::restore_consumed_capsule(m_consumed, h->owner());
+    }
 
     /// Fails (no Python error set; `dlt::last_refusal()` says why) unless `src` satisfies the annotations,
     /// so that overload resolution goes on; `convert` is false in pybind11's first pass and for
@@ -332,6 +394,9 @@ public:
     bool load(handle src, bool convert) {
         dlt::imported im;
         if (!dlt::import_tensor(src.ptr(), requirements, convert, im)) {
+            // An interrupt in the producer's code (producer_error.h) stops overload resolution: pybind11
+            // raises what a caster throws.
+            if (dlt::restore_pending_error()) throw error_already_set();
             dlt::log_refusal(src.ptr(), dltensor_signature<Config>::value.s);  // for dltensor.explain()
             return false;
         }
@@ -340,8 +405,15 @@ public:
         if (!h) { PyErr_Clear(); return false; }
         h->set_source(im.source, im.source_framework);
         value = Value(h, true);
+        m_consumed = im.consumed;
         return true;
     }
+
+private:
+    PyObject *m_consumed = nullptr;  ///< the caller's raw capsule that load() consumed (borrowed)
+    bool m_taken = false;            ///< the value went to the call (or to the caller of py::cast)
+
+public:
 
     /// Return-value policies (return_policy.h, shared with the nanobind backend): `copy`/`move` copy,
     /// `automatic`/`automatic_reference` copy a tensor without an owner and view an owned one, `reference`
@@ -384,7 +456,12 @@ type_caster<pybind11::dltensor<Args...>> &load_type(type_caster<pybind11::dltens
 /// false, with no Python error set, when `obj` does not bind (`dlt::last_refusal()` says why).
 template <typename... Args> bool try_cast(handle obj, dltensor<Args...> &out, bool convert = true) noexcept {
     detail::type_caster<dltensor<Args...>> conv;
-    if (!conv.load(obj, convert)) return false;
+    try {
+        if (!conv.load(obj, convert)) return false;
+    } catch (error_already_set &e) {  // an interrupt in the producer's code: left set for the caller
+        e.restore();
+        return false;
+    }
     out = std::move(static_cast<dltensor<Args...> &>(conv));
     return true;
 }

@@ -34,8 +34,9 @@ struct refusal {
     uintptr_t address = 0;          ///< The first element's address (for `misaligned`).
     requirements required;          ///< The parameter's requirements (its `shape` pointer is static).
     char type_name[64] = {};        ///< The argument's Python type (`tp_name`, truncated).
-    /// NumPy's reason when `numpy.asarray` failed, or why a buffer's dtype is unusable (truncated); else empty.
-    char detail[96] = {};
+    /// NumPy's reason when `numpy.asarray` failed, why a buffer's dtype is unusable, or the producer's own
+    /// reason for refusing to export (`invalid`: the first line of what its code raised); truncated; else empty.
+    char detail[160] = {};
     uintptr_t object = 0;           ///< The refused object's address (its `id()`), set by `refusal_log`.
     const char *signature = nullptr;///< The parameter's signature text (static), set by `refusal_log`.
 };
@@ -140,6 +141,11 @@ inline std::string explain(const refusal &r) {
     switch (r.why) {
         case mismatch::none: return "accepted";
         case mismatch::read_only:
+            if (!r.converted && (type == "jax.Array" || type == "tensorflow.Tensor"))
+                return "a " + type + " for a writable parameter: " + (type[0] == 'j' ? "JAX" : "TensorFlow") +
+                       " arrays are immutable and cannot be written in place; pass a writable array "
+                       "(e.g. NumPy's or PyTorch's), or declare the dtype const (or add py::ro) if the "
+                       "function only reads it";
             return "read-only source (" + type + (r.converted ? ", whose conversion is a copy" : "") +
                    ") for a writable parameter: declare the dtype const (or add py::ro) if the function "
                    "only reads it";
@@ -209,6 +215,7 @@ inline std::string explain(const refusal &r) {
             if (r.converted)
                 return type + ": numpy.asarray() made an array with no DLPack dtype of it (strings, objects, "
                               "ragged nesting)";
+            if (r.detail[0]) return type + ": not a usable DLPack tensor; its producer said: " + r.detail;
             return type + ": not a usable DLPack tensor (malformed, already consumed, or an unsupported "
                           "dtype or device)";
     }

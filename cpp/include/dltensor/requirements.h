@@ -61,15 +61,35 @@ enum class mismatch : uint8_t {
     invalid,    ///< Not a usable DLPack tensor: malformed, foreign, already consumed, or no tensor at all.
 };
 
-/// Do two shape annotations agree (for `view<...>()` restating a tensor's annotations)? `n < 0`: no shape
-/// annotation (its extents are not read); an extent of -1: any. They disagree on ndim, or on an extent
-/// both fix. (No pointer is compared with NULL: not a constant expression under -fsanitize=undefined.)
+/// Do two shape annotations agree (the same ndim, and equal extents where both fix one)? `n < 0`: no shape
+/// annotation (its extents are not read); an extent of -1: any. (No pointer is compared with NULL: not a
+/// constant expression under -fsanitize=undefined.)
 constexpr bool shapes_agree(int32_t n1, const int64_t *e1, int32_t n2, const int64_t *e2) noexcept {
     if (n1 < 0 || n2 < 0) return true;
     if (n1 != n2) return false;
     for (int32_t i = 0; i < n1; ++i)
         if (e1[i] >= 0 && e2[i] >= 0 && e1[i] != e2[i]) return false;
     return true;
+}
+
+/// The number of elements of a fully static shape annotation, or -1 (no shape, or a free extent).
+constexpr int64_t static_size(int32_t n, const int64_t *e) noexcept {
+    if (n < 0) return -1;
+    int64_t size = 1;
+    for (int32_t i = 0; i < n; ++i) {
+        if (e[i] < 0) return -1;
+        size *= e[i];
+    }
+    return size;
+}
+
+/// May `view<...>()` with shape annotation 2 be taken of a tensor annotated with shape 1? As nanobind: a
+/// view may restate the shape, also as another one over the same contiguous memory (`shape<2, 2>` as
+/// `shape<4>`); refused at compile time only when both shapes are fully static with different element
+/// counts (never right).
+constexpr bool view_shape_possible(int32_t n1, const int64_t *e1, int32_t n2, const int64_t *e2) noexcept {
+    const int64_t s1 = static_size(n1, e1), s2 = static_size(n2, e2);
+    return s1 < 0 || s2 < 0 || s1 == s2;
 }
 
 /// Checks a validated tensor against a parameter's requirements. `source_read_only` says whether the

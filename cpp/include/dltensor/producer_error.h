@@ -1,0 +1,130 @@
+// dltensor/producer_error.h: what a producer's own code (`__dlpack__`, `__array__`, `astype`, a property)
+// raised while dltensor imported from it. Written against the CPython C API only.
+//
+// Most exceptions mean "this object cannot be imported that way": the import refuses, and the first line
+// of the message is kept as the producer's reason, which the refusal's explanation quotes. A few must
+// reach the caller whatever overload resolution does next: KeyboardInterrupt, SystemExit and every other
+// BaseException that is no Exception, MemoryError and RecursionError. Those are kept, per thread, until
+// the backend raises them (the pybind11 backend from the caster itself; the nanobind backend, whose
+// casters cannot raise, as docs/reference.md §14 says).
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <csignal>
+#include <cstring>
+
+namespace dlt {
+
+/// The calling thread's producer errors.
+struct producer_error_state {
+    PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;  ///< kept for the caller (owned)
+    const void *reason_of = nullptr;  ///< the object whose producer gave `reason` (compared, never read)
+    char reason[160] = {};            ///< "TypeError: ..." (first line, truncated)
+
+    static producer_error_state &of_this_thread() noexcept {
+        static thread_local producer_error_state s;
+        return s;
+    }
+};
+
+/// Must the current Python error reach the caller rather than become a refusal?
+inline bool error_must_reach_caller() noexcept {
+    return !PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_MemoryError) ||
+           PyErr_ExceptionMatches(PyExc_RecursionError);
+}
+
+/// Clears the current error, if any, raised by the producer of `src`: an exception that must reach the
+/// caller is kept (the first one; see has_pending_error()), any other becomes `src`'s producer reason.
+inline void absorb_producer_error(const void *src) noexcept {
+    if (!PyErr_Occurred()) return;
+    producer_error_state &s = producer_error_state::of_this_thread();
+    if (error_must_reach_caller()) {
+        if (!s.type) PyErr_Fetch(&s.type, &s.value, &s.traceback);
+        else PyErr_Clear();
+        return;
+    }
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    s.reason[0] = '\0';
+    s.reason_of = src;
+    PyObject *text = value ? PyObject_Str(value) : nullptr;
+    const char *utf8 = text ? PyUnicode_AsUTF8(text) : nullptr;
+    const char *name = type ? ((PyTypeObject *) type)->tp_name : "Exception";
+    if (const char *dot = std::strrchr(name, '.')) name = dot + 1;
+    size_t n = 0;
+    for (const char *p = name; *p && n + 1 < sizeof s.reason; ++p) s.reason[n++] = *p;
+    if (utf8 && *utf8) {
+        for (const char *p = ": "; *p && n + 1 < sizeof s.reason; ++p) s.reason[n++] = *p;
+        for (const char *p = utf8; *p && *p != '\n' && n + 1 < sizeof s.reason; ++p) s.reason[n++] = *p;
+    }
+    s.reason[n] = '\0';
+    Py_XDECREF(text);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    PyErr_Clear();
+}
+
+/// The reason the producer of `src` gave when it last failed an import of it on this thread, else NULL.
+inline const char *producer_reason(const void *src) noexcept {
+    const producer_error_state &s = producer_error_state::of_this_thread();
+    return s.reason_of == src && s.reason[0] ? s.reason : nullptr;
+}
+
+/// Forgets the producer reason (a refusal consumed it, or a later import of the object succeeded).
+inline void forget_producer_reason() noexcept { producer_error_state::of_this_thread().reason_of = nullptr; }
+
+/// Is an exception that must reach the caller kept on this thread?
+inline bool has_pending_error() noexcept { return producer_error_state::of_this_thread().type != nullptr; }
+
+/// Makes the kept exception the current Python error; false (nothing changed) when none is kept.
+inline bool restore_pending_error() noexcept {
+    producer_error_state &s = producer_error_state::of_this_thread();
+    if (!s.type) return false;
+    PyErr_Restore(s.type, s.value, s.traceback);
+    s.type = s.value = s.traceback = nullptr;
+    return true;
+}
+
+namespace detail {
+inline int raise_kept_error(void *kept) noexcept {
+    auto **e = static_cast<PyObject **>(kept);
+    PyErr_Restore(e[0], e[1], e[2]);
+    PyMem_RawFree(kept);
+    return -1;
+}
+} // namespace detail
+
+/// For a backend whose casters cannot raise (nanobind): hands the kept exception to the interpreter so that
+/// it is raised at its next check for pending work, after the binding library's call: a KeyboardInterrupt
+/// by re-arming SIGINT (its handler runs in the main thread, as for a real interrupt), any other one as a
+/// pending call of the main thread, or, where the interpreter takes none, as an unraisable error
+/// (`sys.unraisablehook`). Leaves no error set.
+inline void rearm_pending_error() noexcept {
+    if (!restore_pending_error()) return;
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+        PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030A0000
+        if (PyErr_SetInterruptEx(SIGINT) == 0) return;
+#else
+        PyErr_SetInterrupt();
+        return;
+#endif
+        PyErr_SetNone(PyExc_KeyboardInterrupt);  // SIGINT ignored or not handled by Python: report it
+    }
+    auto **kept = static_cast<PyObject **>(PyMem_RawMalloc(3 * sizeof(PyObject *)));
+    if (kept) {
+        PyErr_Fetch(&kept[0], &kept[1], &kept[2]);
+        if (Py_AddPendingCall(detail::raise_kept_error, kept) == 0) return;
+        PyErr_Restore(kept[0], kept[1], kept[2]);
+        PyMem_RawFree(kept);
+    }
+    PyErr_WriteUnraisable(nullptr);
+}
+
+} // namespace dlt
