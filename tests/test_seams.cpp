@@ -125,6 +125,8 @@ void init_seams(py::module_ &parent) {
 #if !defined(DLTENSOR_TEST_PYBIND11)
     // nanobind's `.none()`: None binds as an empty tensor, and an empty tensor returns as None.
     m.def("passthrough_none", [](py::dltensor<> a) { return a; }, py::arg("a").none());
+    m.def("passthrough_none_policy_none", [](py::dltensor<> a) { return a; }, py::arg("a").none(),
+          py::rv_policy::none);
 #else  // pybind11 spells an optional tensor std::optional
     m.def("passthrough_none", [](std::optional<py::dltensor<>> a) { return a; }, py::arg("a"));
 #endif

@@ -80,8 +80,8 @@ constexpr return_plan plan_return(return_policy policy, bool valid, bool owned, 
     const bool copy = policy == return_policy::copy || (policy == return_policy::automatic && !owned);
     if (valid && has_source && !copy && (annotated == 0 || annotated == source_framework))
         return {return_plan::source, source_framework, false, false};
+    if (!valid) return {return_plan::python_none, 0, false, false};  // under every policy, `none` too (as nanobind)
     if (policy == return_policy::none) return {return_plan::nothing, 0, false, false};
-    if (!valid) return {return_plan::python_none, 0, false, false};
     const int framework = annotated == 0 && has_source ? source_framework : annotated;
     return {return_plan::export_, framework, copy, policy == return_policy::view_internal};
 }
