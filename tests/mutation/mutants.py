@@ -36,6 +36,8 @@ PORTING = "tests/test_porting.py"
 EXPLAIN = "tests/test_explain.py"
 KEY_SET = "tests/test_torch_key_set.py"
 NDARRAY_COMPAT = "tests/test_ndarray_compat.py"
+SEAMS = "tests/test_seams.py"
+SUBINTERPRETERS = "tests/test_subinterpreters.py"
 
 
 def t(file, *functions):
@@ -551,4 +553,59 @@ MUTANTS = [
            "(char *) t.data",
            "arrays made through NumPy's C API start at data, ignoring byte_offset",
            t(EXPORT, "test_strides_and_byte_offset_on_export")),
+
+    # ---- the seams: dltensor.Tensor, capsules across overload passes, producer errors (export.h, ...) ----
+    Mutant("tensor_type_instantiable", "export.h",
+           "Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};",
+           "Py_TPFLAGS_DEFAULT, slots};",
+           "dltensor.Tensor can be instantiated from Python (an object without a tensor)",
+           t(SEAMS, "test_tensor_type_cannot_be_instantiated_from_python")),
+    Mutant("consumed_capsule_not_recorded", "import.h",
+           "out.consumed = src;",
+           "out.consumed = nullptr;",
+           "a raw capsule consumed by a pass whose call does not go ahead is never handed back",
+           t(SEAMS, "test_capsule_left_usable_when_the_call_does_not_go_ahead",
+             "test_capsule_consumed_by_a_failed_pass_binds_in_the_next")),
+    Mutant("pybind11_call_not_marked_taken", "pybind11.h",
+           "operator Value &&() && { m_taken = true; return std::move(value); }",
+           "operator Value &&() && { return std::move(value); }",
+           "pybind11: a capsule whose call went ahead is handed back too (consumed twice)",
+           t(SEAMS, "test_capsule_consumed_by_a_failed_pass_binds_in_the_next")),
+    Mutant("capsule_handed_back_without_destructor", "capsule_import.h",
+           "        PyCapsule_SetDestructor(capsule, producer_destructor);\n",
+           "",
+           "a capsule handed back loses its producer's destructor (its tensor is never freed)",
+           t(SEAMS, "test_capsule_handed_back_is_freed_exactly_once")),
+    Mutant("read_only_pytorch_return_shares_memory", "export.h",
+           "if (h->read_only() && (framework == fw_pytorch || framework == fw_cupy)) copy = true;",
+           "if (false) copy = true;",
+           "a read-only tensor returned to PyTorch is a writable view of read-only memory",
+           t(SEAMS, "test_read_only_source_returned_to_pytorch_is_a_copy")),
+    Mutant("interrupts_become_refusals", "producer_error.h",
+           "    if (error_must_reach_caller()) {\n        if (!s.type)",
+           "    if (false) {\n        if (!s.type)",
+           "a KeyboardInterrupt (or SystemExit, MemoryError) in producer code becomes a refusal",
+           t(SEAMS, "test_interrupt_in_producer_code_reaches_the_caller")),
+    Mutant("lazy_parameters_not_recognized", "producer.h",
+           "            info.uninitialized = true;",
+           "            info.uninitialized = false;",
+           "a lazy module's placeholder parameter binds as an empty tensor",
+           t(SEAMS, "test_lazy_parameters_are_refused_with_pytorch_reason")),
+    Mutant("no_numpy_fallback_conversion", "conversion.h",
+           "if (!res && on_cpu && PyErr_Occurred() && !error_must_reach_caller()) {",
+           "if (false) {",
+           "a CPU producer that cannot convert itself (pyarrow, dltensor.Tensor) is refused, not converted",
+           t(SEAMS, "test_framework_less_return_converts_for_a_read_only_parameter",
+             "test_pyarrow_arrays_convert_for_a_read_only_parameter")),
+    Mutant("buffer_always_strided", "export.h",
+           "const bool strided = (flags & PyBUF_STRIDES) == PyBUF_STRIDES;",
+           "const bool strided = true;",
+           "a buffer request without strides gets an F-ordered tensor (read as C order)",
+           t(SEAMS, "test_buffer_requests_are_honoured_for_each_order")),
+    Mutant("every_interpreter_is_main", "process_state.h",
+           "return ts && ts->interp == m;",
+           "return ts != nullptr;",
+           "tensors bind and return in sub-interpreters, with the main interpreter's state",
+           t(SUBINTERPRETERS, "test_legacy_sub_interpreter_used_first_leaves_no_state_behind",
+             "test_per_interpreter_gil_module_refuses_tensors_in_a_sub_interpreter")),
 ]

@@ -5,7 +5,11 @@
 #if defined(VERSIONS_PYBIND11)
 #  include <dltensor/pybind11.h>
 namespace py = pybind11;
-#  define VERSIONS_MODULE_DEF(name, m) PYBIND11_MODULE(name, m)
+#  if defined(VERSIONS_PER_INTERPRETER_GIL)  // a module that declares sub-interpreters with their own GIL
+#    define VERSIONS_MODULE_DEF(name, m) PYBIND11_MODULE(name, m, py::multiple_interpreters::per_interpreter_gil())
+#  else
+#    define VERSIONS_MODULE_DEF(name, m) PYBIND11_MODULE(name, m)
+#  endif
 #  define VERSIONS_BACKEND "pybind11"
 inline py::object steal(PyObject *o) {
     if (!o) throw py::error_already_set();

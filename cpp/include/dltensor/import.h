@@ -159,6 +159,7 @@ inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch 
         why != mismatch::read_only && why != mismatch::misaligned)
         rec.tensor_known = false;  // only the checks of requirements.h record a tensor
     rec.why = why;
+    rec.sub_interpreter = false;
     rec.not_a_tensor = not_a_tensor;
     rec.converted = converted;
     rec.convert = convert;
@@ -170,6 +171,13 @@ inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch 
         rec.detail[sizeof rec.detail - 1] = '\0';
     }
     forget_producer_reason();
+    return false;
+}
+
+/// Any argument in a sub-interpreter (process_state.h: in_main_interpreter()), refused without reading it.
+DLTENSOR_REFUSAL_PATH bool refuse_in_sub_interpreter(PyObject *src, const requirements &r, bool convert) noexcept {
+    refuse(src, r, convert, mismatch::invalid, false, false);
+    last_refusal().sub_interpreter = true;
     return false;
 }
 
@@ -245,6 +253,7 @@ DLTENSOR_REFUSAL_PATH bool import_array_like(PyObject *src, const requirements &
 /// that are no tensor (lists, tuples, Python numbers, `__array__` objects) are read through
 /// `numpy.asarray` under the same condition.
 inline bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept {
+    if (!in_main_interpreter()) return detail::refuse_in_sub_interpreter(src, r, convert);
     if (PyCapsule_CheckExact(src)) {  // a raw capsule: no producer to convert with
         mismatch m = detail::import_capsule(src, r, false, false, out);
         if (m != mismatch::none) return detail::refuse(src, r, convert, m, false, false);

@@ -413,6 +413,10 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     /// (`f(x) is x`) unless copied or annotated with another framework. The export itself is the shared one (export.h), over a
     /// `dlt::tensor_handle` that keeps a reference to the tensor's owner (else to its nanobind handle).
     static handle from_cpp(const Value &tensor, rv_policy policy, cleanup_list *cleanup) noexcept {
+        if (!dlt::in_main_interpreter()) {
+            PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
+            return handle();
+        }
         if (!tensor.m_owner_known && tensor.is_valid() &&
             (policy == rv_policy::automatic || policy == rv_policy::automatic_reference))
             // Adopted from a plain nb::ndarray: whether to copy depends on whether its handle has an owner,

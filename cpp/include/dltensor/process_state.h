@@ -57,6 +57,24 @@ inline std::atomic<bool> &torch_key_set_enabled() noexcept {
     return on;
 }
 
+/// Is the calling thread running the main interpreter? dltensor keeps its Python state (interned names,
+/// `dltensor.Tensor`, the frameworks' entry points, the per-type cache) once per extension module, for the
+/// main interpreter: in a sub-interpreter the backends refuse every tensor argument and return with
+/// `sub_interpreter_message` (docs/reference.md §14), so that no sub-interpreter makes that state (it
+/// would die with it) or uses the main interpreter's objects under its own GIL. One call and two loads.
+DLTENSOR_HOT_INLINE bool in_main_interpreter() noexcept {
+    static std::atomic<PyInterpreterState *> main{nullptr};
+    PyInterpreterState *m = main.load(std::memory_order_relaxed);
+    if (!m) main.store(m = PyInterpreterState_Main(), std::memory_order_relaxed);
+    PyThreadState *ts = _PyThreadState_UncheckedGet();
+    return ts && ts->interp == m;
+}
+
+/// What a backend says for a tensor in a sub-interpreter.
+inline constexpr const char *sub_interpreter_message =
+    "dltensor supports only the main interpreter: tensors cannot be passed to or returned from a dltensor "
+    "binding in a sub-interpreter (see dltensor's reference, Ownership and threads)";
+
 namespace detail {
 template <typename T> struct process_slot {
     static inline std::atomic<const T *> value{nullptr};

@@ -397,6 +397,10 @@ public:
             // An interrupt in the producer's code (producer_error.h) stops overload resolution: pybind11
             // raises what a caster throws.
             if (dlt::restore_pending_error()) throw error_already_set();
+            if (dlt::last_refusal().sub_interpreter) {  // pybind11 modules may declare sub-interpreter support
+                PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
+                throw error_already_set();
+            }
             dlt::log_refusal(src.ptr(), dltensor_signature<Config>::value.s);  // for dltensor.explain()
             return false;
         }
@@ -421,6 +425,10 @@ public:
     /// `automatic`); a tensor imported from Python goes back as that object (`f(x) is x`) unless copied or
     /// annotated with another framework.
     static handle cast(const Value &src, return_value_policy policy, handle parent) {
+        if (!dlt::in_main_interpreter()) {
+            PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
+            throw error_already_set();
+        }
         dlt::tensor_handle *h = src.handle();
         const dlt::return_plan plan =
             dlt::plan_return(dlt::return_policy_of(policy), src.is_valid(), src.m_owned, Config::Framework::value,

@@ -26,6 +26,7 @@ struct refusal {
     bool converted = false;         ///< The argument was a conversion (list, scalar, other dtype) of the object.
     bool convert = false;           ///< The binding allowed conversion for this argument.
     bool source_read_only = false;  ///< The producer forbids writes (flag, immutable framework, read-only buffer).
+    bool sub_interpreter = false;   ///< Refused because the call runs in a sub-interpreter (process_state.h).
     dlpack::DataType dtype{0, 0, 0};
     int32_t ndim = 0;
     int32_t device_type = 0;
@@ -138,6 +139,8 @@ inline std::string explain(const refusal &r) {
     using namespace detail;
     const requirements &q = r.required;
     const std::string type = r.type_name[0] ? r.type_name : "object";
+    if (r.sub_interpreter)
+        return "dltensor supports only the main interpreter: no tensor binds in a sub-interpreter";
     switch (r.why) {
         case mismatch::none: return "accepted";
         case mismatch::read_only:
