@@ -5,6 +5,7 @@
 #include <complex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace nb = nanobind;
 namespace py = nanobind;
@@ -103,6 +104,30 @@ NB_MODULE(dltensor_bench, m) {
     m.def("pytorch_return_floor", &pytorch_return_floor);
     // PyTorch's negative/conjugate bits from the key set (torch_key_set.h) or from is_neg()/is_conj().
     m.def("set_torch_key_set", [](bool on) { dlt::torch_key_set_enabled() = on; });
+    // Returns as ports write them (a small result vector of n floats): a copy of C++ data, a container
+    // handed over, an allocation filled in place; and a converted argument (float64 into const float32).
+    using Out = py::dltensor<py::numpy, float, py::ndim<1>>;
+    m.def("nanobind_copy_of", [](size_t n) {
+        std::vector<float> v(n, 1.f);
+        return nb::cast(nb::ndarray<nb::numpy, float, nb::ndim<1>>(v.data(), {n}, nb::handle()), nb::rv_policy::copy);
+    });
+    m.def("dltensor_copy_of", [](size_t n) {
+        std::vector<float> v(n, 1.f);
+        return Out::copy_of(v.data(), {n});
+    });
+    m.def("nanobind_adopt", [](size_t n) {
+        auto *v = new std::vector<float>(n, 1.f);
+        nb::capsule keep(v, [](void *p) noexcept { delete static_cast<std::vector<float> *>(p); });
+        return nb::ndarray<nb::numpy, float, nb::ndim<1>>(v->data(), {n}, keep);
+    });
+    m.def("dltensor_adopt", [](size_t n) { return Out::adopt(std::vector<float>(n, 1.f)); });
+    m.def("dltensor_empty_fill", [](size_t n) {
+        Out out = Out::empty({n});
+        for (size_t i = 0; i < n; ++i) out(i) = 1.f;
+        return out;
+    });
+    m.def("nanobind_converted", [](nb::ndarray<const float, nb::ndim<1>, nb::c_contig> a) { return first(a.data(), a.size()); });
+    m.def("dltensor_converted", [](py::dltensor<const float, py::ndim<1>, py::c_contig> a) { return first(a.data(), a.size()); });
     // The imaginary part of a complex64 vector's first element, as its logical value.
     m.def("dltensor_imag0", [](py::dltensor<const std::complex<float>, py::ndim<1>> a) {
         return a.size() ? a.data()[0].imag() : 0.f;

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace py = pybind11;
 using Array = py::array_t<float, py::array::c_style | py::array::forcecast>;
@@ -72,4 +73,29 @@ PYBIND11_MODULE(dltensor_bench_pybind11, m) {
     def_return<py::pytorch>(m, "dltensor_ret_pytorch");
     def_return<py::jax>(m, "dltensor_ret_jax");
     m.def("set_torch_key_set", [](bool on) { dlt::torch_key_set_enabled() = on; });
+
+    // Returns as ports write them (see bench_module.cpp): array_t's own idioms beside py::dltensor's.
+    using Out = py::dltensor<py::numpy, float, py::ndim<1>>;
+    m.def("array_t_copy_of", [](size_t n) {
+        std::vector<float> v(n, 1.f);
+        return py::array_t<float>((py::ssize_t) n, v.data());
+    });
+    m.def("dltensor_copy_of", [](size_t n) {
+        std::vector<float> v(n, 1.f);
+        return Out::copy_of(v.data(), {n});
+    });
+    m.def("dltensor_adopt", [](size_t n) { return Out::adopt(std::vector<float>(n, 1.f)); });
+    m.def("array_t_empty_fill", [](size_t n) {
+        py::array_t<float> out((py::ssize_t) n);
+        float *p = out.mutable_data();
+        for (size_t i = 0; i < n; ++i) p[i] = 1.f;
+        return out;
+    });
+    m.def("dltensor_empty_fill", [](size_t n) {
+        Out out = Out::empty({n});
+        for (size_t i = 0; i < n; ++i) out(i) = 1.f;
+        return out;
+    });
+    m.def("array_t_converted", [](Array a) { return a.size() ? a.data()[0] : 0.f; });
+    m.def("dltensor_converted", [](Tensor a) { return a.size() ? a.data()[0] : 0.f; });
 }

@@ -31,6 +31,15 @@ CASES = [
     ("pytorch, return 16 floats", "dltensor_bench", "nb::ndarray", "nanobind_ret_pytorch", "dltensor_ret_pytorch", "16"),
     ("numpy, return 16 floats (pybind11 backend)", "dltensor_bench_pybind11", "py::array_t", "array_t_ret_numpy",
      "dltensor_ret_numpy", "16"),
+    ("numpy, copy_of 16 floats", "dltensor_bench", "nb::ndarray", "nanobind_copy_of", "dltensor_copy_of", "16"),
+    ("numpy, copy_of 16 floats (pybind11 backend)", "dltensor_bench_pybind11", "py::array_t", "array_t_copy_of",
+     "dltensor_copy_of", "16"),
+    ("numpy, adopt 16 floats (pybind11 backend)", "dltensor_bench_pybind11", "py::array_t", "array_t_copy_of",
+     "dltensor_adopt", "16"),
+    ("numpy, empty() + fill 16 floats (pybind11 backend)", "dltensor_bench_pybind11", "py::array_t",
+     "array_t_empty_fill", "dltensor_empty_fill", "16"),
+    ("numpy, float64 argument converted (pybind11 backend)", "dltensor_bench_pybind11", "py::array_t",
+     "array_t_converted", "dltensor_converted", "np.ones(16)"),
 ]
 
 SCRIPT = """

@@ -112,9 +112,11 @@ class Rows(list):
 
 def row_count():
     """How many rows measure() produces: two per framework, the overload row, a return row for each of
-    NumPy, PyTorch and JAX present, and a stencil row for NumPy and one for PyTorch (when present)."""
+    NumPy, PyTorch and JAX present, the port idioms, and a stencil row for NumPy and one for PyTorch (when
+    present)."""
     fws = frameworks()
-    return 2 * len(fws) + sum(fw in fws for fw in ("numpy", "pytorch", "jax")) + 1 + ("pytorch" in fws) + 1
+    return (2 * len(fws) + sum(fw in fws for fw in ("numpy", "pytorch", "jax")) + 1 + ("pytorch" in fws) + 1
+            + len(PORT_IDIOMS))
 
 
 def measure_stencil(nb, number, repeat, rows):
@@ -194,7 +196,38 @@ def measure(nb, pb, tvm, number, repeat):
         if fw == "pytorch":  # PyTorch's own share: the same tensor handed straight to its exchange API
             row["PyTorch alone"] = per_call_ns("nb.pytorch_return_floor(16)", env, number // 4, repeat)
         rows.append((f"{fw}: return", row))
+    measure_port_idioms(nb, pb, number, repeat, rows)
     return measure_stencil(nb, max(number // 20, 100), repeat, rows)
+
+
+# Returns and arguments as ports write them (16 floats): (row, nanobind function or None, py::array_t
+# function or None, py::dltensor function, argument expression).
+PORT_IDIOMS = [
+    ("numpy: copy_of(data, {n})", "nanobind_copy_of", "array_t_copy_of", "dltensor_copy_of", "16"),
+    ("numpy: adopt(std::move(vector))", "nanobind_adopt", "array_t_copy_of", "dltensor_adopt", "16"),
+    ("numpy: empty({n}) then fill", None, "array_t_empty_fill", "dltensor_empty_fill", "16"),
+    ("numpy: float64 argument converted", "nanobind_converted", "array_t_converted", "dltensor_converted",
+     "np.ones(16)"),
+]
+
+
+def measure_port_idioms(nb, pb, number, repeat, rows):
+    """Rows for the idioms of ported extensions (PORT_IDIOMS): each against what the original wrote (the
+    py::array_t column for pybind11 ports, the nb::ndarray column for nanobind ports)."""
+    import numpy as np
+    env = {"nb": nb, "pb": pb, "np": np}
+    for name, nb_fn, array_t_fn, dlt_fn, arg in PORT_IDIOMS:
+        floor = "nb.floor_1(1)" if arg == "16" else f"nb.floor_1({arg})"
+        row = {"floor": per_call_ns(floor, env, number, repeat)}
+        if nb_fn:
+            row["nb::ndarray"] = per_call_ns(f"nb.{nb_fn}({arg})", env, number // 4, repeat)
+        row["py::dltensor"] = per_call_ns(f"nb.{dlt_fn}({arg})", env, number // 4, repeat)
+        if pb is not None:
+            row["pybind11 floor"] = per_call_ns(floor.replace("nb.", "pb."), env, number, repeat)
+            row["py::array_t"] = per_call_ns(f"pb.{array_t_fn}({arg})", env, number // 4, repeat)
+            row["py::dltensor (pybind11)"] = per_call_ns(f"pb.{dlt_fn}({arg})", env, number // 4, repeat)
+        rows.append((name, row))
+    return rows
 
 
 # Ratios a user compares, first: (column, other binding, the py::dltensor flavour on the same library).
@@ -233,6 +266,17 @@ GOALS = [
     ("PyTorch return", "pytorch: return", "nb::ndarray", "py::dltensor", 3.0),
     ("JAX, 1 argument", "jax: 1 argument", "nb::ndarray", "py::dltensor", 4.0),
     ("JAX, 3 arguments", "jax: 3 arguments", "nb::ndarray", "py::dltensor", 4.0),
+    # Ports' idioms (PORT_IDIOMS): never slower than what the original wrote.
+    ("copy_of, pybind11 backend (at most 1.1x py::array_t(n, data)'s time)", "numpy: copy_of(data, {n})",
+     "py::array_t", "py::dltensor (pybind11)", 1 / 1.1),
+    ("adopt, pybind11 backend (at most 1.1x py::array_t(n, data)'s time)", "numpy: adopt(std::move(vector))",
+     "py::array_t", "py::dltensor (pybind11)", 1 / 1.1),
+    ("empty() then fill, pybind11 backend (at most py::array_t(n)'s time)", "numpy: empty({n}) then fill",
+     "py::array_t", "py::dltensor (pybind11)", 1.0),
+    ("converted argument, pybind11 backend (at most forcecast's time)", "numpy: float64 argument converted",
+     "py::array_t", "py::dltensor (pybind11)", 1.0),
+    ("copy_of, nanobind backend", "numpy: copy_of(data, {n})", "nb::ndarray", "py::dltensor", 1.0),
+    ("adopt, nanobind backend", "numpy: adopt(std::move(vector))", "nb::ndarray", "py::dltensor", 1.0),
 ]
 
 GOALS_HEADER = ("Speed goals, measured in this run. Each is a ratio in the direction of the *vs X* columns: X's "

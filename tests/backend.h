@@ -107,3 +107,4 @@ void init_identity(py::module_ &m);
 void init_porting(py::module_ &m);
 void init_explain(py::module_ &m);
 void init_seams(py::module_ &m);
+void init_float8(py::module_ &m);

@@ -39,6 +39,10 @@ CASES = {
     "byte strides member": ("long f(py::dltensor<float> a) { return a.strides(0); }", "stride(i) is in elements"),
     "adopt lvalue": ("#include <vector>\nauto f(std::vector<float> &v) { return py::dltensor<py::numpy, float, "
                      "py::ndim<1>>::adopt(v); }", "pass the container with std::move"),
+    "view mutable_data read-only": ("float f(py::dltensor<float, py::ndim<2>> a) { return *a.unchecked<2>().mutable_data(0, 0); }",
+                                    "view mutable_data(): the view is read-only"),
+    "copy_of rows ndim": ("#include <vector>\nauto f(const std::vector<std::vector<float>> &r) { return "
+                          "py::dltensor<py::numpy, float, py::ndim<1>>::copy_of(r); }", "a container of rows makes a 2-D"),
     "adopt element type": ("#include <vector>\nauto f(std::vector<double> v) { return py::dltensor<py::numpy, "
                            "float, py::ndim<1>>::adopt(std::move(v)); }", "elements must be the tensor's dtype"),
 }
@@ -54,6 +58,13 @@ CLEAN = {
     "array_t members": "double f(py::dltensor<double, py::ndim<2>> a) { *a.mutable_data(0, 1) = 1; "
                        "a.mutable_at(0, 0) = 2; a.mutable_unchecked<2>()(0, 0) = 3; "
                        "return *a.data(0, 1) + a.at(0, 0) + a.unchecked<2>()(0, 0) + a.unchecked()(0, 0); }",
+    "view members": "double f(py::dltensor<double, py::ndim<2>> a) { auto w = a.mutable_unchecked<2>(); "
+                    "*w.mutable_data(0, 1) = 1; auto r = a.unchecked<2>(); "
+                    "return *r.data(0, 1) + (double) r.size() + (double) (w.data(1, 1) - w.mutable_data()); }",
+    # the ownerless spelling whose result is copied at once, with the owner argument saying "none"
+    "immediate cast": "#include <vector>\npy::object f(std::vector<float> &v) { return py::dltensor<py::numpy, float, "
+                      "py::ndim<1>>(v.data(), {v.size()}, py::handle()).cast(); }",
+    "object constructor": "size_t f(py::handle h) { py::dltensor<const double, py::ndim<2>> t(h); return t.shape(0); }",
 }
 
 
@@ -103,3 +114,14 @@ def test_tensor_without_owner_warns_with_the_safe_spellings(backend):
                                     "py::dltensor<py::numpy, float, py::ndim<1>>(v.data(), {v.size()}); }")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "use-after-free" in proc.stderr and "copy_of" in proc.stderr and "adopt" in proc.stderr, proc.stderr[-3000:]
+    # and says that a copy made at once (`.cast()` of the tensor) is safe, and how to write it
+    assert "An immediate .cast()" in proc.stderr and "py::handle() as the owner" in proc.stderr, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_tensor_without_owner_is_an_error_with_werror_deprecated_declarations(backend):
+    # What the guide's trap advises: the warning as an error, so that an owner-less local buffer never ships.
+    proc = compile_snippet(backend, "#include <vector>\nauto f() { std::vector<float> v(3); return "
+                                    "py::dltensor<py::numpy, float, py::ndim<1>>(v.data(), {v.size()}); }",
+                           ["-Werror=deprecated-declarations"])
+    assert proc.returncode != 0 and "use-after-free" in proc.stderr, proc.stderr[-3000:]

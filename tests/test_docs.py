@@ -105,7 +105,9 @@ def tags(macro: str) -> list:
 
 
 @pytest.mark.parametrize("name", ["shape", "ndim", "ro", "c_contig", "f_contig", "any_contig", "float16",
-                                  "bfloat16", *tags("DLTENSOR_DEVICE"), *tags("DLTENSOR_FRAMEWORK")])
+                                  "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+                                  "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu",
+                                  *tags("DLTENSOR_DEVICE"), *tags("DLTENSOR_FRAMEWORK")])
 def test_reference_names_every_annotation(name):
     assert re.search(rf"`[^`]*\b{name}\b[^`]*`", REFERENCE.read_text()), f"docs/reference.md never names {name}"
 

@@ -35,4 +35,5 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
     init_porting(m);
     init_explain(m);
     init_seams(m);
+    init_float8(m);
 }

@@ -160,6 +160,9 @@ void init_porting(py::module_ &parent) {
         d["first"] = (double) t.data()[0];
         return d;
     });
+    m.def("cast_in_body_uint32", [](py::object obj) {
+        return py::cast<py::dltensor<const uint32_t, py::ndim<1>>>(obj).shape(0);
+    });
     m.def("cast_writable_in_body", [](py::object obj) {
         using T = py::dltensor<float, py::ndim<1>>;
 #if defined(DLTENSOR_TEST_PYBIND11)
@@ -201,4 +204,139 @@ void init_porting(py::module_ &parent) {
         return s;
     });
     m.def("unchecked_annotated_ndim", [](py::dltensor<const double, py::ndim<1>> a) { return a.unchecked()(0); });
+    m.def("view_element_pointers", [](py::dltensor<double, py::ndim<2>> a, size_t i, size_t j) {
+        // snippet: view_data
+        auto r = a.unchecked<2>();           // pybind11's direct access: element pointers of the views
+        auto w = a.mutable_unchecked<2>();
+        const double value = *r.data(i, j);  // pointer to element (i, j), whatever the strides
+        *w.mutable_data(i, j) = -value;      // the same element, for writing
+        // end snippet
+        py::dict d;
+        d["value"] = value;
+        d["offset"] = (int64_t) (r.data(i, j) - r.data());  // in elements
+        d["size"] = r.size();
+        d["first"] = w.mutable_data() == a.data();
+        return d;
+    });
+
+    // ---- py::cast of a tensor: the caller's own object, as a return is -------------------------------
+    using Written = py::dltensor<float, py::ndim<1>>;
+    // Each way of making a Python object of a parameter, then a C++ write: the write must reach the caller.
+    m.def("cast_then_write", [](Written t, const std::string &how) -> py::object {
+        float *first = t.data();
+        py::object out;
+        if (how == "lvalue") {
+            // snippet: cast_identity
+            py::object obj = py::cast(t);  // the caller's own array or tensor (`obj is x`), never a copy
+            t.data()[0] = 42;              // so writes made afterwards reach Python
+            // end snippet
+            out = obj;
+        } else if (how == "rvalue") {
+            out = py::cast(std::move(t));
+        } else if (how == "list_append") {
+            py::list l;
+            l.append(t);
+            out = l[0];
+        } else if (how == "list_append_rvalue") {
+            py::list l;
+            l.append(std::move(t));
+            out = l[0];
+        } else if (how == "list_item") {
+            py::list l;
+            l.append(py::none());
+            l[0] = t;
+            out = l[0];
+        } else if (how == "dict_item") {
+            py::dict d;
+            d["t"] = t;
+            out = d["t"];
+        } else if (how == "make_tuple") {
+            out = py::make_tuple(t)[0];
+        } else if (how == "member_cast") {
+            py::list l;
+            l.append(t.cast());  // dltensor::cast(): the caller's object whatever the include order
+            out = l[0];
+        } else {
+            throw py::value_error(("unknown way: " + how).c_str());
+        }
+        first[0] = 42;
+        return out;
+    });
+    m.def("cast_const_ref_then_write", [](const Written &t) {
+        py::object obj = py::cast(t);
+        t.data()[0] = 42;
+        return obj;
+    });
+    m.def("cast_with_copy_policy_then_write", [](Written t) {
+        py::object obj = py::cast(t, tb::rvp::copy);  // an explicit copy policy still copies
+        t.data()[0] = 42;
+        return obj;
+    });
+
+    // ---- array_t's converting constructor from a Python object ----------------------------------------
+    m.def("construct_from_object", [](py::object obj) {
+        // snippet: object_constructor
+        py::dltensor<const double, py::ndim<2>> items(obj);  // was: py::array_t<double, forcecast> items(obj);
+        // end snippet
+        double s = 0;
+        for (size_t i = 0; i < items.shape(0); ++i)
+            for (size_t j = 0; j < items.shape(1); ++j) s += items(i, j);
+        py::dict d;
+        d["rows"] = items.shape(0);
+        d["cols"] = items.shape(1);
+        d["sum"] = s;
+        return d;
+    });
+    m.def("construct_from_item", [](py::dict d) {
+        py::dltensor<const double, py::ndim<2>> t(d["items"]);  // an item or attribute, as array_t(d["items"])
+        return t.shape(0);
+    });
+    m.def("construct_writable_from_object", [](py::handle obj) {
+        py::dltensor<float, py::ndim<1>> t(obj);  // writable: the object itself, never a converted copy
+        t(0) = 5;
+        return t.shape(0);
+    });
+    m.def("construct_error_caught_in_cpp", [](py::handle obj) -> std::string {
+        // What C++ catches when the conversion fails: pybind11's cast_error (raised as TypeError), nanobind's
+        // python_error (a TypeError).
+        try {
+            py::dltensor<const double, py::ndim<2>> t(obj);
+            return "bound";
+#if defined(DLTENSOR_TEST_PYBIND11)
+        } catch (const py::cast_error &e) {
+#else
+        } catch (const py::python_error &e) {
+#endif
+            return e.what();
+        }
+    });
+
+    // ---- nested C++ containers to a 2-D tensor: array_t(py::cast(vector<vector<T>>)) ------------------
+    m.def("rows_to_matrix", [](size_t rows, size_t cols, bool ragged) {
+        std::vector<std::vector<double>> v(rows, std::vector<double>(cols));
+        for (size_t i = 0; i < rows; ++i)
+            for (size_t j = 0; j < cols; ++j) v[i][j] = 10.0 * (double) i + (double) j;
+        if (ragged && rows > 1) v[1].pop_back();
+        // snippet: copy_of_rows
+        using Matrix = py::dltensor<py::numpy, double, py::ndim<2>>;
+        return Matrix::copy_of(v);  // a std::vector<std::vector<double>>: shape (rows, cols), (0, 0) when empty
+        // end snippet
+    });
+    m.def("container_to_vector", [](size_t n) {
+        std::vector<int32_t> v(n);
+        std::iota(v.begin(), v.end(), 1);
+        return py::dltensor<py::numpy, int32_t, py::ndim<1>>::copy_of(v);
+    });
+    m.def("rows_to_f_matrix", [] {
+        const std::vector<std::vector<float>> v = {{1, 2, 3}, {4, 5, 6}};
+        return py::dltensor<py::numpy, float, py::ndim<2>, py::f_contig>::copy_of(v);
+    });
+    m.def("nested_list_in_body", [](py::object obj) {
+        // snippet: nested_list
+        // A nested Python list (or any array-like) read as a 2-D array, through numpy.asarray; raises a
+        // TypeError that says why for ragged lists and for [] (NumPy reads it as shape (0,))
+        auto a = py::cast<py::dltensor<const double, py::ndim<2>>>(obj);
+        // end snippet
+        return py::make_tuple(a.shape(0), a.shape(1));
+    });
 }

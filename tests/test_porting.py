@@ -2,7 +2,10 @@
 local containers copied now (`copy_of`) or handed over (`adopt`), never read after the container is
 gone; lists, tuples and scalars as read-only input (as `numpy.asarray` reads them), refused by writable
 and `.noconvert()` parameters; conversion inside a function body with an explanation on failure; JAX
-float32 input for a float64 parameter with JAX's 64-bit mode off; array_t's element-access members."""
+float32 input for a float64 parameter with JAX's 64-bit mode off; array_t's element-access members;
+`py::cast` of a tensor giving back the caller's object (writes made afterwards reach Python); array_t's
+converting constructor from a Python object; nested containers and lists to 2-D tensors; the exception
+types of junk input."""
 import gc
 import warnings
 
@@ -163,8 +166,8 @@ def test_writable_and_noconvert_parameters_refuse_lists_and_scalars(pm, value):
 
 # ---- conversion inside a function body ----------------------------------------------------------------
 
-# nanobind raises the explanation as TypeError, pybind11 as its cast_error (RuntimeError); both say why.
-CAST_ERRORS = (TypeError, RuntimeError)
+# Both backends raise the explanation as TypeError (pybind11: py::dltensor_cast_error, a cast_error for C++).
+CAST_ERRORS = TypeError
 
 
 def test_cast_in_body_follows_the_parameter_rules(pm):
@@ -274,3 +277,128 @@ def test_unchecked_views_read(pm):
     a = np.arange(6, dtype=np.float64).reshape(2, 3)[:, ::-1]
     assert pm.unchecked_sum(a) == 15
     assert pm.unchecked_annotated_ndim(np.array([2.5, 1.0])) == 2.5
+
+
+def test_view_element_pointers_follow_the_strides_and_write(pm):
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    for a in (base[:3, :4].copy(), np.asfortranarray(base[:3, :4]), base[::-1, ::2][:3, :]):
+        for i, j in [(0, 0), (1, 2), (2, 1)]:
+            expected = float(a[i, j])
+            got = pm.view_element_pointers(a, i, j)
+            assert got["value"] == expected and a[i, j] == -expected  # read through data(), written through mutable_data()
+            assert got["offset"] == (i * a.strides[0] + j * a.strides[1]) // a.itemsize
+            assert got["size"] == a.size and got["first"]
+            a[i, j] = expected
+
+
+# ---- py::cast of a tensor ----------------------------------------------------------------------------
+
+CAST_WAYS = ["lvalue", "rvalue", "list_append", "list_append_rvalue", "list_item", "dict_item", "make_tuple",
+             "member_cast"]
+
+
+def producers_for_identity():
+    out = [("numpy", lambda: np.zeros(3, np.float32))]
+    try:
+        import torch
+        out.append(("torch", lambda: torch.zeros(3, dtype=torch.float32)))
+    except ImportError:
+        pass
+    return out
+
+
+@pytest.mark.parametrize("how", CAST_WAYS)
+@pytest.mark.parametrize("source", [name for name, _ in producers_for_identity()])
+def test_cast_of_a_parameter_gives_back_the_callers_object_and_later_writes_reach_it(pm, how, source):
+    x = dict(producers_for_identity())[source]()
+    out = pm.cast_then_write(x, how)
+    assert out is x
+    assert float(x[0]) == 42.0
+
+
+def test_cast_of_a_const_reference_parameter_gives_back_the_callers_object(pm):
+    x = np.zeros(3, np.float32)
+    assert pm.cast_const_ref_then_write(x) is x and x[0] == 42
+
+
+def test_cast_with_an_explicit_copy_policy_still_copies(pm):
+    x = np.zeros(3, np.float32)
+    out = pm.cast_with_copy_policy_then_write(x)
+    assert out is not x and type(out) is np.ndarray
+    assert x[0] == 42 and out[0] == 0  # the write reached the caller's array, not the copy
+
+
+# ---- array_t's converting constructor ------------------------------------------------------------------
+
+
+def test_constructor_from_object_converts_as_a_read_only_parameter(pm):
+    assert pm.construct_from_object([[1, 2], [3, 4.5]]) == {"rows": 2, "cols": 2, "sum": 10.5}
+    assert pm.construct_from_object(np.ones((2, 3), np.float32)) == {"rows": 2, "cols": 3, "sum": 6.0}
+    assert pm.construct_from_item({"items": [[1.0], [2.0], [3.0]]}) == 3
+
+
+def test_writable_constructor_from_object_writes_through_and_refuses_lists(pm):
+    a = np.zeros(2, np.float32)
+    assert pm.construct_writable_from_object(a) == 2 and a[0] == 5
+    with pytest.raises(TypeError, match="a writable parameter takes no lists"):
+        pm.construct_writable_from_object([1.0, 2.0])
+    with pytest.raises(TypeError, match="dtype float64, expected float32"):
+        pm.construct_writable_from_object(np.zeros(2))
+
+
+@pytest.mark.parametrize("value, why", [
+    ([1.0, 2.0], "ndim 1, expected 2"),
+    ("text", "str is not a tensor"),
+    ([[1, 2], [3]], "inhomogeneous"),
+])
+def test_constructor_from_object_failure_raises_type_error_saying_why(pm, value, why):
+    with pytest.raises(TypeError, match="cannot convert") as info:
+        pm.construct_from_object(value)
+    assert why in str(info.value)
+    assert why in pm.construct_error_caught_in_cpp(value)  # what C++ catches says the same
+    assert pm.construct_error_caught_in_cpp([[1.0]]) == "bound"
+
+
+# ---- nested containers and lists to a 2-D tensor -------------------------------------------------------
+
+
+def test_copy_of_rows_makes_a_matrix_and_an_empty_one(pm):
+    out = pm.rows_to_matrix(2, 3, False)
+    assert type(out) is np.ndarray and out.tolist() == [[0, 1, 2], [10, 11, 12]]
+    empty = pm.rows_to_matrix(0, 3, False)
+    assert empty.shape == (0, 0) and empty.dtype == np.float64
+    f = pm.rows_to_f_matrix()
+    assert f.flags.f_contiguous and f.tolist() == [[1, 2, 3], [4, 5, 6]]
+    assert pm.container_to_vector(3).tolist() == [1, 2, 3]
+
+
+def test_copy_of_ragged_rows_raises_value_error(pm):
+    with pytest.raises(ValueError, match="row 1 holds 2 elements, row 0 3"):
+        pm.rows_to_matrix(2, 3, True)
+
+
+def test_nested_list_in_body_reads_a_matrix_and_refuses_ragged_and_empty_lists(pm):
+    assert pm.nested_list_in_body([[1, 2, 3], [4, 5, 6]]) == (2, 3)
+    assert pm.nested_list_in_body([[]]) == (1, 0)
+    with pytest.raises(TypeError, match=r"ndim 1, expected 2 \(shape \(0,\)\)"):
+        pm.nested_list_in_body([])  # NumPy reads [] as shape (0,)
+    with pytest.raises(TypeError, match="inhomogeneous"):
+        pm.nested_list_in_body([[1, 2], [3]])
+
+
+# ---- exception types of junk input ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value, why", [
+    ([1, -1], "out of bounds for uint32"),   # array_t(obj) raised OverflowError
+    ([[1, 2], [3]], "inhomogeneous"),        # array_t(obj) raised ValueError
+    ("text", "str is not a tensor"),
+])
+def test_junk_input_raises_type_error_as_argument_and_in_body(pm, value, why):
+    # snippet: junk_input
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        pm.index_sum(value)  # a refused argument
+    with pytest.raises(TypeError, match="cannot convert") as info:
+        pm.cast_in_body_uint32(value)  # a conversion in the body: TypeError on both backends, saying why
+    assert why in str(info.value)  # NumPy's reason: "out of bounds for uint32", "inhomogeneous shape", ...
+    # end snippet

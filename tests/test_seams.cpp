@@ -8,6 +8,8 @@
 #include <complex>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -86,6 +88,29 @@ void init_seams(py::module_ &parent) {
     }, py::arg("x"));
     m.def("view_as_matrix", [](py::dltensor<const double> x) { return x.view<py::ndim<2>>().shape(0); },
           py::arg("x"));
+    // The thread-pool rule (docs/reference.md §14): import in the calling thread, hand the workers the
+    // tensors (C++ copies, no Python objects), and release the GIL around the pool. Each worker sums its
+    // share of the rows; the calling thread's tensor is moved into the workers, so the last reference is
+    // dropped on a worker, which takes the GIL for the release (the calling thread has released it).
+    m.def("pool_sum", [](py::dltensor<const float, py::ndim<2>> x, size_t workers) {
+        std::vector<double> partial(workers, 0.0);
+        {
+            std::vector<py::dltensor<const float, py::ndim<2>>> copies(workers, x);
+            x = py::dltensor<const float, py::ndim<2>>();  // the workers hold the only references
+            py::gil_scoped_release released;
+            std::vector<std::thread> pool;
+            for (size_t w = 0; w < workers; ++w)
+                pool.emplace_back([&, w] {
+                    auto mine = std::move(copies[w]);
+                    for (size_t i = w; i < mine.shape(0); i += workers)
+                        for (size_t j = 0; j < mine.shape(1); ++j) partial[w] += mine(i, j);
+                });  // `mine` dropped here: the last one takes the GIL to release the owner
+            for (auto &t : pool) t.join();
+        }
+        double s = 0;
+        for (double p : partial) s += p;
+        return s;
+    }, py::arg("x"), py::arg("workers"));
     m.def("ro_f32", &sum_of<float>, py::arg("x"));
     m.def("ro_f64", &sum_of<double>, py::arg("x"));
     m.def("wr_f32", [](py::dltensor<float, py::ndim<1>> x) { return x.shape(0); }, py::arg("x"));

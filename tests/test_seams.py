@@ -255,7 +255,7 @@ def test_initialized_lazy_parameter_binds(m):
 
 # --- exceptions raised in producer code -------------------------------------------------------------------
 
-def run_script(backend, body, path="exchange"):
+def run_script(backend, body, path="exchange", timeout=300):
     build = os.path.dirname(load_backend(backend).__file__)
     prelude = textwrap.dedent(f"""
         import os, sys
@@ -265,7 +265,7 @@ def run_script(backend, body, path="exchange"):
         m.common.set_fast_paths({path == "exchange"})
     """)
     return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(body)], capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=timeout)
 
 
 RAISERS = {
@@ -412,3 +412,55 @@ def test_view_with_another_ndim_than_the_tensor_raises(m):
     assert m.seams.view_as_matrix(np.ones((3, 2))) == 3
     with pytest.raises(ValueError, match="ndim differs"):
         m.seams.view_as_matrix(np.ones(3))
+
+
+# --- thread pools -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+@pytest.mark.parametrize("producer", ["numpy", "torch"])
+def test_thread_pool_with_the_gil_released_drops_the_last_reference_on_a_worker(backend, producer):
+    """The rule of docs/reference.md §14 (import in the calling thread, release the GIL around the pool):
+    the workers drop the last references, and each release waits for the GIL the caller gave up. In a
+    subprocess with a timeout: a deadlock fails the test instead of hanging the suite."""
+    make = ("__import__('numpy').arange(60, dtype='float32').reshape(12, 5)" if producer == "numpy"
+            else "__import__('torch').arange(60, dtype=__import__('torch').float32).reshape(12, 5)")
+    out = run_script(backend, f"""
+        for workers in (1, 4, 8):
+            x = {make}
+            assert m.seams.pool_sum(x, workers) == sum(range(60)), workers
+            del x
+        print("POOL OK")
+    """, timeout=120)
+    assert "POOL OK" in out.stdout, out.stdout + out.stderr
+
+
+# --- PyTorch tensors no parameter can bind ----------------------------------------------------------------
+
+def _fake_tensor():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        return torch.ones(3)
+
+
+UNBINDABLE = {  # kind: (make, whether PyTorch itself gives a reason to keep)
+    "nested": (lambda: torch.nested.nested_tensor([torch.ones(2), torch.ones(3)]), True),
+    "sparse": (lambda: torch.eye(3).to_sparse(), True),
+    "meta": (lambda: torch.ones(3, device="meta"), True),
+    "fake": (_fake_tensor, False),
+    "zero tensor": (lambda: torch._efficientzerotensor(3), False),
+    "lazy parameter": (lambda: torch.nn.parameter.UninitializedParameter(), True),
+}
+
+
+@pytest.mark.parametrize("kind", UNBINDABLE)
+@pytest.mark.parametrize("fn", ["ro_f32", "wr_f32"])
+def test_unbindable_pytorch_tensors_are_refused_with_pytorch_reason(m, kind, fn):
+    make, has_reason = UNBINDABLE[kind]
+    with torch.no_grad():
+        x = make()
+        with pytest.raises(TypeError) as info:
+            dltensor.explain(getattr(m.seams, fn), x)
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert notes, "a refusal note"
+    if has_reason:
+        assert "its producer said:" in notes, notes

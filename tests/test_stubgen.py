@@ -69,3 +69,9 @@ def test_return_and_dtype_stubs(stub, name, expected):
 
 def test_overloads_are_stubbed_separately(stub):
     assert stub["constraints"].count("def which(") == 5 and "@overload" in stub["constraints"]
+
+
+def test_float8_stubs_name_the_format(stub):
+    """The 8-bit floats keep their names in stubs (`dtype='float8_e4m3fn'`), on both generators."""
+    assert "dict(dtype='float8_e4m3fn', writable=False)" in signature(stub, "read_float8_e4m3fn")
+    assert re.search(r"dict\(dtype='float8_e5m2', shape=\(None,\), writable=True\)", signature(stub, "scale_float8_e5m2"))

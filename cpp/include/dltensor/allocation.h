@@ -18,6 +18,7 @@
 #include "frameworks.h"
 #include "import.h"
 #include "import_result.h"
+#include "numpy_c_api.h"
 #include "py_ref.h"
 #include "requirements.h"
 #include "torch.h"
@@ -25,21 +26,43 @@
 namespace dlt {
 
 namespace detail {
-/// `numpy.empty(shape, dtype, order)` for `allocate_framework_tensor`, read back through the NumPy
-/// route; bfloat16 needs ml_dtypes (which registers its name with NumPy). Returns the array (its view in
+/// An uninitialized NumPy array for `allocate_framework_tensor`: through NumPy's C API where it has the
+/// dtype (numpy_c_api.h; fast paths on), else `numpy.empty(shape, dtype, order)` (bfloat16 and float8 need
+/// ml_dtypes, which registers their names with NumPy); read back through the NumPy route. Returns the array (its view in
 /// `out`, the array as `out.owner`), or empty with an error set.
 inline py_ref numpy_empty(dlpack::DataType dtype, size_t ndim, char order, imported &out) noexcept {
-    char name[16];
+    requirements any;
+    const numpy_c_api &capi = numpy_c_api::get();
+    const int type = numpy_c_api::type_number(dtype);
+    if (fast_paths_enabled() && capi.array_type && type >= 0) {
+        // NumPy's C API (`PyArray_NewFromDescr` allocating, as `array_t(shape)` does): no Python-level call.
+        Py_ssize_t dims[dlpack::max_ndim];
+        for (size_t i = 0; i < ndim; ++i) dims[i] = (Py_ssize_t) out.shape[i];
+        PyObject *descr = capi.descr_from_type(type);
+        py_ref array(descr ? capi.new_from_descr(capi.array_type, descr, (int) ndim, dims, nullptr, nullptr,
+                                                 order == 'F' ? 1 : 0, nullptr)
+                           : nullptr);
+        if (!array) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "dltensor::empty(): allocation failed");
+            return array;
+        }
+        if (import_numpy(array.get(), any, out, true) != mismatch::none) {
+            PyErr_SetString(PyExc_RuntimeError, "dltensor::empty(): NumPy allocated an unreadable array");
+            return py_ref();
+        }
+        return array;
+    }
+    char name[dtype_name_capacity];
     if (!dtype_name(dtype, name)) {
         PyErr_SetString(PyExc_RuntimeError, "dltensor::empty(): allocation failed");
         return py_ref();
     }
     py_ref np = import_module("numpy");
     if (!np) return np;
-    if (dtype.code == dlpack::bfloat_ && !import_module("ml_dtypes")) {
+    if ((dtype.code == dlpack::bfloat_ || is_float8_code(dtype.code)) && !import_module("ml_dtypes")) {
         PyErr_Clear();
-        PyErr_SetString(PyExc_TypeError, "dltensor::empty(): NumPy has no bfloat16 dtype without the "
-                                         "ml_dtypes package (pip install ml_dtypes)");
+        PyErr_Format(PyExc_TypeError, "dltensor::empty(): NumPy has no %s dtype without the ml_dtypes package "
+                     "(pip install ml_dtypes)", name);
         return py_ref();
     }
     py_ref dims(PyTuple_New((Py_ssize_t) ndim));
@@ -54,7 +77,6 @@ inline py_ref numpy_empty(dlpack::DataType dtype, size_t ndim, char order, impor
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "dltensor::empty(): allocation failed");
         return array;
     }
-    requirements any;
     if (import_numpy(array.get(), any, out, true) != mismatch::none &&
         import_numpy(array.get(), any, out, false) != mismatch::none) {
         PyErr_SetString(PyExc_RuntimeError, "dltensor::empty(): NumPy allocated an unreadable array");
@@ -101,6 +123,7 @@ inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, cons
         }
         return 0;
     }
+    if (is_float8_code(dtype.code) && !torch_has_dtype(small_float_name(dtype.code))) return -1;  // TypeError set
     const dlpack::ExchangeAPI *api = torch_exchange_api();
     detail::managed_tensor_ref mt;
     *mt.out() = allocate(api, dtype, (int32_t) ndim, out.shape, device);

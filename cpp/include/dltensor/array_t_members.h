@@ -7,14 +7,21 @@
 //   mutable_at(i, j)    the same, writable tensors only
 //   adopt(std::move(v), shape)   a tensor over a container's memory, which the tensor takes over
 //   copy_of(data, shape)         a new tensor holding a copy of `data`, made now (array_t(n, ptr))
+//   copy_of(v), copy_of(rows)    the same, of a container (1-D) or a container of equal-length rows (2-D:
+//                                array_t(py::cast(vector<vector<T>>)); no rows: shape (0, 0))
 //
 // Out-of-range indices throw `std::out_of_range` (IndexError in Python). Members of array_t with no
 // equivalent (`request()`, byte `strides()`, ...) are compile errors that name the replacement.
+//
+// The views of `unchecked<N>()` / `mutable_unchecked<N>()` get the direct-access members of pybind11's
+// unchecked references (`view_members`, below): `data(i, j)`, `mutable_data(i, j)` (element pointers, one
+// index per dimension, unchecked as the views are) and `size()`.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -25,6 +32,57 @@
 #include "dlpack.h"
 
 namespace dlt {
+
+/// pybind11's direct-access members of `unchecked<N>()` / `mutable_unchecked<N>()` views, over a view
+/// `Derived` with `operator()(i, j)`, `ndim()`, `shape(i)` and `data()` (pointer to the first element):
+/// `data(i, j)` and `mutable_data(i, j)` point at element (i, j) (one index per dimension, no bounds
+/// check, as the views' `operator()`); `mutable_data` is a compile error on a read-only view; `size()`
+/// counts the elements.
+template <typename Derived, typename Scalar> struct view_members {  // a struct: public members only
+    /// Pointer to element `indices` (pybind11's `unchecked_reference::data(i, j)`).
+    template <typename... Ix, std::enable_if_t<(sizeof...(Ix) > 0), int> = 0> Scalar *data(Ix... indices) const {
+        static_assert((std::is_integral_v<Ix> && ...), "view data(i, j): indices must be integers");
+        return &static_cast<const Derived &>(*this)(indices...);
+    }
+
+    /// Pointer to element `indices`, for writing (`mutable_unchecked_reference::mutable_data(i, j)`); with
+    /// no index, the first element.
+    template <typename... Ix> Scalar *mutable_data(Ix... indices) const {
+        static_assert(!std::is_const_v<Scalar>, "view mutable_data(): the view is read-only (unchecked(), or a "
+                                                "read-only tensor); write through mutable_unchecked()");
+        static_assert((std::is_integral_v<Ix> && ...), "view mutable_data(i, j): indices must be integers");
+        const Derived &v = static_cast<const Derived &>(*this);
+        if constexpr (sizeof...(Ix) == 0) return v.data();
+        else return &v(indices...);
+    }
+
+    /// The number of elements (pybind11's `unchecked_reference::size()`).
+    size_t size() const {
+        const Derived &v = static_cast<const Derived &>(*this);
+        size_t n = 1;
+        for (size_t i = 0; i < v.ndim(); ++i) n *= v.shape(i);
+        return n;
+    }
+};
+
+/// A backend's view type `View` (nanobind's `ndarray_view`) with `view_members` added: what the nanobind
+/// backend's `unchecked<N>()` / `mutable_unchecked<N>()` return.
+template <typename View>
+struct unchecked_view : View,
+                        view_members<unchecked_view<View>, std::remove_pointer_t<decltype(std::declval<const View &>().data())>> {
+    using members = view_members<unchecked_view<View>, std::remove_pointer_t<decltype(std::declval<const View &>().data())>>;
+    explicit unchecked_view(const View &v) : View(v) { }
+    using View::data;
+    using members::data;
+    using members::mutable_data;
+    using members::size;
+};
+
+/// Has `T` a size and elements (`std::size`, `std::begin`): a container, `std::array` or C array.
+template <typename T, typename = void> struct is_sized_range : std::false_type { };
+template <typename T>
+struct is_sized_range<T, std::void_t<decltype(std::size(std::declval<const T &>())),
+                                     decltype(std::begin(std::declval<const T &>()))>> : std::true_type { };
 
 template <typename Derived, typename Scalar, int32_t N, bool ReadOnly, typename Handle> class array_t_members {
     const Derived &self() const noexcept { return static_cast<const Derived &>(*this); }
@@ -48,6 +106,13 @@ template <typename Derived, typename Scalar, int32_t N, bool ReadOnly, typename 
             off += idx[k] * t.stride(k);
         }
         return off;
+    }
+
+    /// The writable first element of a tensor C++ just allocated (also a `const` one), which must be on the CPU.
+    static std::remove_cv_t<Scalar> *cpu_data_of(const Derived &t) {
+        if (t.device_type() != dlpack::cpu)
+            throw std::invalid_argument("py::dltensor::copy_of(): copies into CPU tensors only");
+        return const_cast<std::remove_cv_t<Scalar> *>(t.data());
     }
 
 public:
@@ -113,6 +178,53 @@ public:
             throw std::invalid_argument("py::dltensor::copy_of(): copies into CPU tensors only");
         if (t.nbytes()) std::memcpy((void *) t.data(), data, t.nbytes());
         return t;
+    }
+
+    /// A new tensor (as `copy_of(data, shape)`) holding a copy, made now, of a container's elements: 1-D
+    /// for a container of the dtype (`std::vector<T>`, `std::array`, a C array), 2-D for a container of
+    /// rows that are such containers (`std::vector<std::vector<T>>`; pybind11's
+    /// `py::array_t<T>(py::cast(rows))`), shape (rows, row length); no rows make shape (0, 0) (NumPy would
+    /// make a 1-D (0,) array of `[]`). Rows of different lengths throw `std::invalid_argument`.
+    template <typename Container, typename = decltype(std::size(std::declval<const Container &>()))>
+    static Derived copy_of(const Container &c) {
+        using S = std::remove_cv_t<Scalar>;
+        using Element = std::remove_cv_t<std::remove_reference_t<decltype(*std::begin(c))>>;
+        const size_t n = (size_t) std::size(c);
+        if constexpr (!is_sized_range<Element>::value) {
+            static_assert(std::is_same_v<Element, S>, "py::dltensor::copy_of(container): the elements must be the "
+                                                      "tensor's dtype");
+            static_assert(N < 0 || N == 1, "py::dltensor::copy_of(container): a container of the dtype makes a "
+                                           "1-D tensor; annotate py::ndim<1> (or give copy_of(data, shape))");
+            Derived t = Derived::empty({n});
+            S *out = cpu_data_of(t);
+            size_t i = 0;
+            for (const auto &e : c) out[(int64_t) i++ * t.stride(0)] = e;
+            return t;
+        } else {
+            using RowElement = std::remove_cv_t<std::remove_reference_t<decltype(*std::begin(*std::begin(c)))>>;
+            static_assert(std::is_same_v<RowElement, S>, "py::dltensor::copy_of(rows): the rows' elements must be "
+                                                         "the tensor's dtype");
+            static_assert(N < 0 || N == 2, "py::dltensor::copy_of(rows): a container of rows makes a 2-D tensor; "
+                                           "annotate py::ndim<2>");
+            const size_t cols = n ? (size_t) std::size(*std::begin(c)) : 0;
+            size_t r = 0;
+            for (const auto &row : c) {
+                if ((size_t) std::size(row) != cols)
+                    throw std::invalid_argument("py::dltensor::copy_of(rows): row " + std::to_string(r) + " holds " +
+                                                std::to_string((size_t) std::size(row)) + " elements, row 0 " +
+                                                std::to_string(cols));
+                ++r;
+            }
+            Derived t = Derived::empty({n, cols});
+            S *out = cpu_data_of(t);
+            r = 0;
+            for (const auto &row : c) {
+                size_t j = 0;
+                for (const auto &e : row) out[(int64_t) r * t.stride(0) + (int64_t) j++ * t.stride(1)] = e;
+                ++r;
+            }
+            return t;
+        }
     }
 
     // array_t members with no equivalent: compile errors that name the replacement.

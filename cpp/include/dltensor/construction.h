@@ -23,12 +23,16 @@
 #include "dlpack.h"
 
 /// Why a constructor call without an owner warns: its memory is read again when the tensor is returned
-/// (copied, under the default policy), after the function's locals are gone.
+/// (copied, under the default policy), after the function's locals are gone. A call whose result is
+/// `.cast()` at once is safe (the default policy copies an ownerless tensor then, while the memory lives);
+/// the text says so, and how to write it without the warning.
 #define DLTENSOR_OWNERLESS_MESSAGE                                                                              \
     "dltensor: a tensor without an owner views memory that must outlive the returned Python object; a "        \
     "local container is freed before the default return policy copies it (a use-after-free). Return "        \
     "::copy_of(data, shape) (copies now) or ::adopt(std::move(container), shape) (hands the container "       \
-    "over), or pass an owner; pass py::handle() to say that the memory outlives the tensor (static data)"
+    "over), or pass an owner; pass py::handle() to say that the memory outlives the tensor (static data). "    \
+    "An immediate .cast() (a copy made at once, as in ndarray(v.data(), {n}).cast()) is safe: write it "      \
+    "with py::handle() as the owner to silence this"
 
 namespace dlt {
 

@@ -15,6 +15,7 @@
 #include "dlpack.h"
 #include "dtypes.h"
 #include "frameworks.h"
+#include "numpy_c_api.h"
 #include "process_state.h"
 #include "producer.h"
 #include "producer_error.h"
@@ -48,7 +49,7 @@ inline bool jax_x64_enabled() noexcept {
 /// the values against the dtype (an out-of-range Python int raises, as array_t's `forcecast` does). Empty
 /// on failure, with NumPy's reason kept in `last_refusal().detail` and no error set.
 inline py_ref numpy_array_of(PyObject *src, const requirements &r) noexcept {
-    char name[16];
+    char name[dtype_name_capacity];
     PyObject *asarray = numpy_public_api::get().asarray;
     py_ref dtype(r.dtype.bits && dtype_name(r.dtype, name) ? PyUnicode_FromString(name) : nullptr);
     PyObject *args[] = {src, dtype.get()};
@@ -101,7 +102,7 @@ inline py_ref convert_through_array_api(PyObject *src, PyObject *dtype) noexcept
 /// with no error set, when the producer cannot convert.
 inline py_ref convert_with_producer(PyObject *src, producer kind, bool is_buffer, const requirements &r,
                                     dlpack::DataType seen, mismatch why, bool on_cpu = false) noexcept {
-    char name[16];
+    char name[dtype_name_capacity];
     // The target dtype: the parameter's, else the source's. Unknown only for a PyTorch lazy view that
     // __dlpack__ refused to export; resolving it needs no dtype.
     const dlpack::DataType target = r.dtype.bits ? r.dtype : seen;
@@ -117,6 +118,16 @@ inline py_ref convert_with_producer(PyObject *src, producer kind, bool is_buffer
     py_ref res;
     switch (kind) {
         case producer::numpy:
+            // NumPy's C API for exact ndarrays (as array_t's forcecast): C order unless F is asked for (the
+            // copy of a parameter without an order annotation is C-ordered).
+            if (fast_paths_enabled() && have_dtype) {
+                const numpy_c_api &capi = numpy_c_api::get();
+                if (capi.array_type && Py_IS_TYPE(src, capi.array_type) && numpy_c_api::type_number(target) >= 0) {
+                    res = py_ref(capi.converted(src, target, order == 'F'));
+                    break;
+                }
+            }
+            [[fallthrough]];
         case producer::cupy: {
             PyObject *args[] = {dtype.get(), order_obj.get()};
             res = call_method(src, "astype", args, 1, py_names::get().order_kwnames);

@@ -55,7 +55,8 @@ struct Device {
     int32_t device_id;    ///< Index of the device (0 for the CPU).
 };
 
-/// `DLDataTypeCode`: the kind of scalar. Float8/6/4 codes (7..17) exist in DLPack and are rejected.
+/// `DLDataTypeCode`: the kind of scalar. The float8 codes (7..14, DLPack 1.1) are accepted with 8 bits; the
+/// sub-byte float6/float4 codes (15..17) are named in refusals and rejected.
 enum dtype_code : uint8_t {
     int_ = 0,      ///< Signed two's-complement integer.
     uint_ = 1,      ///< Unsigned integer.
@@ -64,6 +65,17 @@ enum dtype_code : uint8_t {
     bfloat_ = 4,    ///< bfloat16: the upper 16 bits of a float32.
     complex_ = 5,   ///< Two floats (real, imaginary); `bits` counts both.
     bool_ = 6,     ///< Boolean stored in `bits` (8 in practice) per element.
+    float8_e3m4 = 7,          ///< `kDLFloat8_e3m4`
+    float8_e4m3 = 8,          ///< `kDLFloat8_e4m3`
+    float8_e4m3b11fnuz = 9,   ///< `kDLFloat8_e4m3b11fnuz`
+    float8_e4m3fn = 10,       ///< `kDLFloat8_e4m3fn`
+    float8_e4m3fnuz = 11,     ///< `kDLFloat8_e4m3fnuz`
+    float8_e5m2 = 12,         ///< `kDLFloat8_e5m2`
+    float8_e5m2fnuz = 13,     ///< `kDLFloat8_e5m2fnuz`
+    float8_e8m0fnu = 14,      ///< `kDLFloat8_e8m0fnu`
+    float6_e2m3fn = 15,       ///< `kDLFloat6_e2m3fn` (6 bits: sub-byte, rejected)
+    float6_e3m2fn = 16,       ///< `kDLFloat6_e3m2fn` (6 bits: sub-byte, rejected)
+    float4_e2m1fn = 17,       ///< `kDLFloat4_e2m1fn` (4 bits: sub-byte, rejected)
 };
 
 /// `DLDataType`: scalar kind, width in bits, and vector lanes (dltensor accepts only `lanes == 1`).

@@ -366,11 +366,16 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
                      (int) numpy_max_ndim, (int) t.ndim);
         return nullptr;
     }
-    if (framework == fw_numpy && t.dtype.code == dlpack::bfloat_) {  // bits as uint16, relabeled
+    if (framework == fw_numpy && (t.dtype.code == dlpack::bfloat_ || is_float8_code(t.dtype.code))) {
+        // bits as uint16 (bfloat16) or uint8 (float8), relabeled as the ml_dtypes type
+        const bool bf16 = t.dtype.code == dlpack::bfloat_;
         dlpack::Tensor bits = t;
-        bits.dtype = {dlpack::uint_, 16, 1};
-        return numpy_bfloat16_view(detail::export_view_of(h, bits, fw_numpy, copy));
+        bits.dtype = {dlpack::uint_, (uint8_t) (bf16 ? 16 : 8), 1};
+        return numpy_ml_dtypes_view(detail::export_view_of(h, bits, fw_numpy, copy),
+                                    bf16 ? "bfloat16" : small_float_name(t.dtype.code));
     }
+    if (framework == fw_pytorch && is_float8_code(t.dtype.code) && !torch_has_dtype(small_float_name(t.dtype.code)))
+        return nullptr;  // TypeError set: this PyTorch has no such dtype
     if (immutable_needs_copy(t, framework) || (copy && (framework == fw_jax || framework == fw_tensorflow)))
         return immutable_from_numpy(export_tensor(h, fw_numpy, true), framework);
     // PyTorch and CuPy have no read-only tensors (PyTorch ignores the DLPack flag): a read-only tensor
@@ -382,7 +387,11 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
         int64_t strides[dlpack::max_ndim], dims[dlpack::max_ndim];
         int32_t n = 0;
         positive_view(t, pos, strides, dims, &n);
-        return torch_flip(detail::export_view_of(h, pos, fw_pytorch, false), dims, n);
+        // PyTorch has no flip kernel for float8: their bits are flipped as uint8, then relabeled.
+        const bool float8 = is_float8_code(t.dtype.code);
+        if (float8) pos.dtype = {dlpack::uint_, 8, 1};
+        PyObject *flipped = torch_flip(detail::export_view_of(h, pos, fw_pytorch, false), dims, n);
+        return float8 ? torch_view_as(flipped, small_float_name(t.dtype.code)) : flipped;
     }
     switch (framework) {
         case fw_numpy: {
@@ -405,7 +414,8 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
                 if (obj && !PyErr_Occurred()) PyErr_SetString(PyExc_ImportError, "dltensor: numpy is not importable");
                 return nullptr;
             }
-            const bool buffer = t.device.device_type == dlpack::cpu && t.dtype.code != dlpack::bfloat_;
+            const bool buffer = t.device.device_type == dlpack::cpu && t.dtype.code != dlpack::bfloat_ &&
+                                !is_float8_code(t.dtype.code);
             py_ref arr(PyObject_CallOneArg(buffer ? np_public.asarray : np_public.from_dlpack, obj.get()));
             return arr && copy ? call_method(arr.get(), "copy").release() : arr.release();
         }

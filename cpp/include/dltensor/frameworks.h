@@ -17,6 +17,7 @@
 #include "dtypes.h"
 #include "process_state.h"
 #include "py_ref.h"
+#include "requirements.h"
 #include "strides.h"
 
 namespace dlt {
@@ -160,22 +161,29 @@ inline bool tensorflow_exportable(PyObject *tensor) noexcept {
 /// NumPy's largest `ndim` (NPY_MAXDIMS in NumPy 2; 32 in NumPy 1, which refuses more itself).
 inline constexpr int32_t numpy_max_ndim = 64;
 
-/// NumPy has no bfloat16 of its own: relabels a uint16 array holding bfloat16 bits as
-/// `ml_dtypes.bfloat16` (what JAX hands NumPy), a view. Steals `uint16_array`; a new reference, or NULL
-/// with an error set (TypeError naming ml_dtypes when it is not installed).
-inline PyObject *numpy_bfloat16_view(PyObject *uint16_array) noexcept {
-    const py_ref bits(uint16_array);
+/// NumPy has no bfloat16 or float8 of its own: relabels a uint16 (bfloat16) or uint8 (float8) array holding
+/// the bits as the ml_dtypes type named `name` ("bfloat16", "float8_e4m3fn", ...; what JAX hands NumPy), a
+/// view. Steals `bits_array`; a new reference, or NULL with an error set (TypeError naming ml_dtypes when it
+/// is not installed, or lacks the type).
+inline PyObject *numpy_ml_dtypes_view(PyObject *bits_array, const char *name) noexcept {
+    const py_ref bits(bits_array);
     if (!bits) return nullptr;
     py_ref ml = import_module("ml_dtypes");
-    py_ref bf16 = attribute(ml.get(), "bfloat16");
-    if (!bf16) {
+    py_ref type = attribute(ml.get(), name);
+    if (!type) {
         PyErr_Clear();
-        PyErr_SetString(PyExc_TypeError, "dltensor: NumPy has no bfloat16 dtype; returning a bfloat16 tensor "
-                                         "as a NumPy array needs the ml_dtypes package (pip install ml_dtypes)");
+        PyErr_Format(PyExc_TypeError, "dltensor: NumPy has no %s dtype; returning a %s tensor as a NumPy array "
+                     "needs the ml_dtypes package (pip install ml_dtypes)%s", name, name,
+                     ml ? ", of a version that has it" : "");
         return nullptr;
     }
-    PyObject *args[] = {bf16.get()};
+    PyObject *args[] = {type.get()};
     return call_method(bits.get(), "view", args, 1).release();
+}
+
+/// `numpy_ml_dtypes_view(uint16_array, "bfloat16")`.
+inline PyObject *numpy_bfloat16_view(PyObject *uint16_array) noexcept {
+    return numpy_ml_dtypes_view(uint16_array, "bfloat16");
 }
 
 /// NumPy's public entry points, looked up once (process_state.h): for exports that NumPy's C API cannot
@@ -246,58 +254,110 @@ struct numpy_arrays {
         return r;
     }
 
-    /// `ml_dtypes.bfloat16`, the scalar type of the bfloat16 arrays that JAX and ml_dtypes hand NumPy
-    /// (NumPy has none of its own, and its DLPack export and buffer protocol refuse it). Looked up in
-    /// `sys.modules` (never imported) each time until found, then held for the process.
-    static PyTypeObject *ml_bfloat16() noexcept {
-        static std::atomic<PyTypeObject *> found{nullptr};
-        if (PyTypeObject *type = found.load(std::memory_order_acquire)) return type;
+    /// ml_dtypes' scalar types, which NumPy's own DLPack export and buffer protocol refuse: bfloat16 and the
+    /// float8 formats, read here; and the sub-byte types (one element per byte in NumPy), only named in
+    /// the refusal (requirements.h: unsupported_dtype_seen()).
+    struct ml_dtype { const char *name; dlpack::DataType dtype; };
+    static constexpr ml_dtype ml_dtypes[] = {
+        {"bfloat16", {dlpack::bfloat_, 16, 1}},
+        {"float8_e3m4", {dlpack::float8_e3m4, 8, 1}},
+        {"float8_e4m3", {dlpack::float8_e4m3, 8, 1}},
+        {"float8_e4m3b11fnuz", {dlpack::float8_e4m3b11fnuz, 8, 1}},
+        {"float8_e4m3fn", {dlpack::float8_e4m3fn, 8, 1}},
+        {"float8_e4m3fnuz", {dlpack::float8_e4m3fnuz, 8, 1}},
+        {"float8_e5m2", {dlpack::float8_e5m2, 8, 1}},
+        {"float8_e5m2fnuz", {dlpack::float8_e5m2fnuz, 8, 1}},
+        {"float8_e8m0fnu", {dlpack::float8_e8m0fnu, 8, 1}},
+        {"float6_e2m3fn", {dlpack::float6_e2m3fn, 6, 1}},
+        {"float6_e3m2fn", {dlpack::float6_e3m2fn, 6, 1}},
+        {"float4_e2m1fn", {dlpack::float4_e2m1fn, 4, 1}},
+        {"int4", {dlpack::int_, 4, 1}},
+        {"uint4", {dlpack::uint_, 4, 1}},
+        {"int2", {dlpack::int_, 2, 1}},
+        {"uint2", {dlpack::uint_, 2, 1}},
+        {"int1", {dlpack::int_, 1, 1}},
+        {"uint1", {dlpack::uint_, 1, 1}},
+    };
+    static constexpr size_t ml_dtype_count = sizeof(ml_dtypes) / sizeof(ml_dtypes[0]);
+
+    /// `ml_dtypes.<ml_dtypes[i].name>`, looked up in `sys.modules` (never imported) each time until found,
+    /// then held for the process.
+    static PyTypeObject *ml_type(size_t i) noexcept {
+        static std::atomic<PyTypeObject *> found[ml_dtype_count] = {};
+        if (PyTypeObject *type = found[i].load(std::memory_order_acquire)) return type;
         PyObject *modules = PyImport_GetModuleDict();  // borrowed
         PyObject *mod = modules ? PyDict_GetItemString(modules, "ml_dtypes") : nullptr;  // borrowed
-        py_ref t = attribute(mod, "bfloat16");
+        py_ref t = attribute(mod, ml_dtypes[i].name);
         PyErr_Clear();
         if (!t || !PyType_Check(t.get())) return nullptr;
         PyTypeObject *expected = nullptr;
-        if (found.compare_exchange_strong(expected, (PyTypeObject *) t.get(), std::memory_order_acq_rel))
+        if (found[i].compare_exchange_strong(expected, (PyTypeObject *) t.get(), std::memory_order_acq_rel))
             return (PyTypeObject *) t.release();  // kept for the process
         return expected;  // another thread kept the same type first
     }
 
+    /// The DLPack dtype of an ml_dtypes scalar type of `elsize` bytes (its `tp_name` is "ml_dtypes.<name>",
+    /// and it is that module's type), else false.
+    static bool ml_dtype_of(PyTypeObject *type, Py_ssize_t elsize, dlpack::DataType &out) noexcept {
+        const char *n = type ? type->tp_name : nullptr;
+        if (!n || std::strncmp(n, "ml_dtypes.", 10) != 0) return false;
+        for (size_t i = 0; i < ml_dtype_count; ++i) {
+            const ml_dtype &e = ml_dtypes[i];
+            if (std::strcmp(n + 10, e.name) != 0) continue;
+            if (elsize != (e.dtype.bits + 7) / 8 || ml_type(i) != type) return false;
+            out = e.dtype;
+            return true;
+        }
+        return false;
+    }
+
     /// Fills `t` (shape and strides in the caller's `shape`/`strides`, max_ndim entries each) and
     /// `read_only`. The view is valid while `obj` is alive. `exact`: only `numpy.ndarray` itself (the
-    /// fast path); else also subclasses, for the dtypes that only this reader can read (bfloat16).
+    /// fast path); else also subclasses, for the dtypes that only this reader can read (ml_dtypes' bfloat16
+    /// and float8).
     bool view(PyObject *obj, dlpack::Tensor &t, int64_t *shape, int64_t *strides, bool &read_only,
               bool exact = true) const noexcept {
         if (!ndarray || !(Py_TYPE(obj) == ndarray || (!exact && PyObject_TypeCheck(obj, ndarray)))) return false;
         const auto *a = reinterpret_cast<const array_fields *>(obj);
         const auto *d = reinterpret_cast<const descr_head *>(a->descr);
         // Misaligned arrays take the public route (exact), or are read here and refused or copied by the
-        // alignment check (the bfloat16 route, which has no other).
+        // alignment check (the ml_dtypes route, bfloat16 and float8, which has no other).
         if (a->nd < 0 || a->nd > dlpack::max_ndim || (exact && !(a->flags & aligned))) return false;
         const Py_ssize_t elsize = major >= 2 ? reinterpret_cast<const descr_v2 *>(d)->elsize
                                              : reinterpret_cast<const descr_v1 *>(d)->elsize;
         const uint16_t probe = 1;
         const bool little = *reinterpret_cast<const uint8_t *>(&probe) == 1;
         if (!(d->byteorder == '=' || d->byteorder == '|' || d->byteorder == (little ? '<' : '>'))) return false;
-        uint8_t code;
+        uint8_t code = 0;
+        bool ml = false;  // an ml_dtypes type (bfloat16, float8): no public route reads it
         switch (d->kind) {
             case 'b': code = dlpack::bool_; break;
             case 'i': code = dlpack::int_; break;
             case 'u': code = dlpack::uint_; break;
-            case 'f': code = dlpack::float_; break;
-            case 'c': code = dlpack::complex_; break;
-            case 'V':  // user-defined dtypes: only ml_dtypes' bfloat16
-                if (elsize != 2 || d->typeobj != ml_bfloat16() || !d->typeobj) return false;
-                code = dlpack::bfloat_;
+            case 'f':  // ml_dtypes registers float8_e5m2 with kind 'f'; NumPy has no 1-byte float
+                if (elsize == 1) { ml = true; break; }
+                code = dlpack::float_;
                 break;
+            case 'c': code = dlpack::complex_; break;
+            case 'V': ml = true; break;  // user-defined dtypes: only ml_dtypes' (bfloat16, float8)
             default: return false;  // strings, objects, structured, datetime
         }
-        if (!exact && code != dlpack::bfloat_) return false;  // everything else: the public route
+        if (ml) {
+            dlpack::DataType seen;
+            if (!ml_dtype_of(d->typeobj, elsize, seen)) return false;
+            if (!is_supported_dtype(seen)) {  // a sub-byte type: refused, and named in the refusal
+                unsupported_dtype_seen() = seen;
+                return false;
+            }
+            t.dtype = seen;
+        } else {
+            if (!exact) return false;  // everything else: the public route
+            t.dtype = {code, (uint8_t) (elsize * 8), 1};
+        }
         // Every supported element size is a power of two: strides are checked and divided by shifts (a
         // division by a run-time value costs tens of cycles per dimension).
         if (elsize <= 0 || elsize > 16 || (elsize & (elsize - 1)) != 0) return false;
         const int shift = __builtin_ctzll((unsigned long long) elsize);
-        t.dtype = {code, (uint8_t) (elsize * 8), 1};
         if (!is_supported_dtype(t.dtype)) return false;  // e.g. long double
         for (int i = 0; i < a->nd; ++i) {
             if ((a->strides[i] & (elsize - 1)) != 0) return false;  // not whole elements

@@ -59,10 +59,13 @@ inline mismatch import_exchange(PyObject *src, const producer_info &info, const 
     t.byte_offset = 0;
     managed_tensor_ref owned;  // the view entry is optional: else an owning export, handed to a capsule
     if (api->dltensor_from_py_object_no_sync) {
-        if (api->dltensor_from_py_object_no_sync(src, &t) != 0) { PyErr_Clear(); return mismatch::invalid; }
+        if (api->dltensor_from_py_object_no_sync(src, &t) != 0) {
+            absorb_producer_error(src);  // PyTorch's reason (sparse, nested, storage-less, ...)
+            return mismatch::invalid;
+        }
     } else {
         if (api->managed_tensor_from_py_object_no_sync(src, owned.out()) != 0 || !owned.get()) {
-            PyErr_Clear();
+            absorb_producer_error(src);
             return mismatch::invalid;
         }
         t = owned.get()->dl_tensor;
@@ -92,7 +95,7 @@ inline mismatch import_exchange(PyObject *src, const producer_info &info, const 
 /// Route `numpy` (frameworks.h's reader of NumPy's structures): the array object itself is the owner, so
 /// the view stays valid as long as the tensor does (NumPy refuses to resize an array that others
 /// reference). `exact`: only `numpy.ndarray` itself; else also subclasses, for the dtypes that only this
-/// reader can read (ml_dtypes' bfloat16, which has no public route).
+/// reader can read (ml_dtypes' bfloat16 and float8, which have no public route).
 inline mismatch import_numpy(PyObject *src, const requirements &r, imported &out, bool exact = true) noexcept {
     dlpack::Tensor &t = out.tensor;  // filled in place (every field): no copy of the view on the hot path
     bool read_only;
@@ -147,7 +150,7 @@ inline mismatch import_by_route(PyObject *src, const producer_info &info, const 
     mismatch m = mismatch::invalid;
     if (path == route::numpy) m = import_numpy(src, r, out);
     if (m == mismatch::invalid) m = import_portable(src, info, r, out);  // not a plain, exact ndarray
-    if (m == mismatch::invalid && info.kind == producer::numpy) m = import_numpy(src, r, out, false);  // bfloat16
+    if (m == mismatch::invalid && info.kind == producer::numpy) m = import_numpy(src, r, out, false);  // ml_dtypes
     return m;
 }
 
@@ -164,6 +167,9 @@ inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch 
     rec.converted = converted;
     rec.convert = convert;
     rec.required = r;
+    // A dtype that validate() or the NumPy reader refused during this import (requirements.h): named.
+    rec.unsupported = why == mismatch::invalid ? unsupported_dtype_seen() : dlpack::DataType{0, 0, 0};
+    unsupported_dtype_seen() = {0, 0, 0};
     public_type_name(Py_TYPE(src), rec.type_name, sizeof rec.type_name);
     if (why == mismatch::invalid && !not_a_tensor && !converted) {  // the producer's own reason, if it gave one
         const char *reason = producer_reason(src);

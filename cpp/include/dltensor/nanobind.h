@@ -8,7 +8,8 @@
 //   m.def("f", [](py::dltensor<py::shape<-1, 3>, const float, py::device::cpu> x) { ... });
 //
 // The annotations are nanobind's tags (`py::shape`, `py::ndim`, `py::ro`, `py::device::*`, `py::c_contig`,
-// `py::numpy`, ...); this header adds the 2-byte storage types `py::float16` and `py::bfloat16`.
+// `py::numpy`, ...); this header adds the 2-byte storage types `py::float16` and `py::bfloat16` and the
+// 1-byte float8 storage types (`py::float8_e4m3fn`, `py::float8_e5m2`, ...).
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -47,6 +48,14 @@ NAMESPACE_BEGIN(NB_NAMESPACE)
 
 using dlt::bfloat16;
 using dlt::float16;
+using dlt::float8_e3m4;
+using dlt::float8_e4m3;
+using dlt::float8_e4m3b11fnuz;
+using dlt::float8_e4m3fn;
+using dlt::float8_e4m3fnuz;
+using dlt::float8_e5m2;
+using dlt::float8_e5m2fnuz;
+using dlt::float8_e8m0fnu;
 
 NAMESPACE_BEGIN(detail)
 
@@ -59,6 +68,21 @@ template <> struct dtype_traits<dlt::bfloat16> {
     static constexpr dlpack::dtype value{(uint8_t) dlpack::dtype_code::Bfloat, 16, 1};
     static constexpr auto name = const_name("bfloat16");
 };
+// ... and the 1-byte float8 storage types, by their DLPack codes (numbers: nanobind 2.x names none of them).
+#define DLTENSOR_FLOAT8_DTYPE_TRAITS(T)                                                                     \
+    template <> struct dtype_traits<dlt::T> {                                                               \
+        static constexpr dlpack::dtype value{(uint8_t) dlt::T::code, 8, 1};                                 \
+        static constexpr auto name = const_name(#T);                                                        \
+    };
+DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e3m4)
+DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e4m3)
+DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e4m3b11fnuz)
+DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e4m3fn)
+DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e4m3fnuz)
+DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e5m2)
+DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e5m2fnuz)
+DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e8m0fnu)
+#undef DLTENSOR_FLOAT8_DTYPE_TRAITS
 
 /// The fixed extents of a `shape<...>` annotation as an array (-1 for a free extent).
 template <typename Shape> struct dltensor_extents { static constexpr const int64_t *value = nullptr; };
@@ -173,6 +197,16 @@ public:
     template <typename... Args2>
     explicit dltensor(const ndarray<Args2...> &other) : base(other.handle()), m_owner_known(false) { }
 
+    /// pybind11's `py::array_t<T, flags> a(obj)` in a function body: binds the Python object `obj` (any
+    /// `py::handle` / `py::object`) with a parameter's rules, conversion allowed, as `py::cast<dltensor>(obj)`
+    /// does, and raises as it does (a `TypeError` that says why). nb::ndarray has no such constructor; its
+    /// constructor from a nanobind `ndarray_handle *` is unchanged.
+    template <typename Object, std::enable_if_t<std::is_base_of_v<handle, Object>, int> = 0>
+    explicit dltensor(const Object &obj) : dltensor(nanobind::cast<dltensor>(obj)) { }
+    /// The same for an item or attribute (`d["k"]`, `l[i]`, `obj.attr("x")`).
+    template <typename Impl>
+    explicit dltensor(const detail::accessor<Impl> &item) : dltensor(nanobind::object(item)) { }
+
     // No destructor of its own: nanobind's release (`ndarray_dec_ref`, nanobind >= 2.13) takes the GIL
     // itself when the caller released it, and skips the release once the interpreter is gone (a static
     // destroyed at exit), so the owner and the producer's deleter always run with the GIL held.
@@ -207,24 +241,32 @@ public:
     /// which the producer synchronized with the legacy default stream). Launch kernels on it.
     void *stream() const noexcept { return m_stream; }
 
-    /// pybind11's `array_t::unchecked<N>()`: a read-only view (`view()`) with `Dims` dimensions (default:
-    /// the annotated ndim).
+    /// pybind11's `array_t::unchecked<N>()`: a read-only view (`view()`, an `nb::ndarray_view`) with `Dims`
+    /// dimensions (default: the annotated ndim), plus pybind11's `data(i, j)` and `size()`
+    /// (`dlt::view_members`).
     template <ssize_t Dims = -1> auto unchecked() const {
         static_assert(Dims < 0 || Config::N < 0 || Dims == Config::N,
                       "unchecked<N>(): N contradicts the tensor's annotated ndim");
         using S = std::add_const_t<std::remove_cv_t<Scalar>>;
-        if constexpr (Dims < 0) return view<S>();
-        else return view<S, nanobind::ndim<(size_t) Dims>>();
+        if constexpr (Dims < 0) return dlt::unchecked_view<decltype(view<S>())>(view<S>());
+        else {
+            using V = decltype(view<S, nanobind::ndim<(size_t) Dims>>());
+            return dlt::unchecked_view<V>(view<S, nanobind::ndim<(size_t) Dims>>());
+        }
     }
 
-    /// pybind11's `array_t::mutable_unchecked<N>()`: a writable view; a compile error on read-only tensors.
+    /// pybind11's `array_t::mutable_unchecked<N>()`: a writable view, plus `mutable_data(i, j)`, `data(i, j)`
+    /// and `size()`; a compile error on read-only tensors.
     template <ssize_t Dims = -1> auto mutable_unchecked() const {
         static_assert(!ReadOnly, "py::dltensor::mutable_unchecked(): the tensor is read-only (const dtype or "
                                  "py::ro); use unchecked()");
         static_assert(Dims < 0 || Config::N < 0 || Dims == Config::N,
                       "mutable_unchecked<N>(): N contradicts the tensor's annotated ndim");
-        if constexpr (Dims < 0) return view();
-        else return view<nanobind::ndim<(size_t) Dims>>();
+        if constexpr (Dims < 0) return dlt::unchecked_view<decltype(view())>(view());
+        else {
+            using V = decltype(view<nanobind::ndim<(size_t) Dims>>());
+            return dlt::unchecked_view<V>(view<nanobind::ndim<(size_t) Dims>>());
+        }
     }
 
     /// Allocates an uninitialized tensor of this type for C++ to fill and return (as `py::array_t<T>(shape)`

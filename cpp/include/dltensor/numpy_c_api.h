@@ -23,7 +23,7 @@ namespace dlt {
 /// or its table is unavailable.
 struct numpy_c_api {
     // Slots of `_ARRAY_API`, the same in NumPy 1.x and 2.x.
-    static constexpr int slot_array_type = 2, slot_descr_from_type = 45, slot_new_copy = 85,
+    static constexpr int slot_array_type = 2, slot_descr_from_type = 45, slot_cast_to_type = 49, slot_new_copy = 85,
                          slot_new_from_descr = 94, slot_feature_version = 211, slot_set_base_object = 282;
     static constexpr int writeable = 0x0400;  ///< NPY_ARRAY_WRITEABLE
     static constexpr int c_order = 0;         ///< NPY_CORDER
@@ -31,6 +31,8 @@ struct numpy_c_api {
     PyTypeObject *array_type = nullptr;                 ///< `PyArray_Type`
     PyObject *(*descr_from_type)(int) = nullptr;        ///< `PyArray_DescrFromType`: new reference
     PyObject *(*new_copy)(PyObject *, int) = nullptr;   ///< `PyArray_NewCopy(array, order)`
+    /// `PyArray_CastToType(array, descr, fortran)`: a converted copy (C order, F when `fortran`); steals `descr`.
+    PyObject *(*cast_to_type)(PyObject *, PyObject *, int) = nullptr;
     /// `PyArray_NewFromDescr(type, descr, nd, dims, byte strides, data, flags, obj)`: steals `descr`.
     PyObject *(*new_from_descr)(PyTypeObject *, PyObject *, int, const Py_ssize_t *, const Py_ssize_t *, void *,
                                 int, PyObject *) = nullptr;
@@ -86,6 +88,14 @@ struct numpy_c_api {
         return arr;
     }
 
+    /// A copy of the exact `numpy.ndarray` `array` (borrowed) converted to `dtype` (which type_number knows),
+    /// F-ordered when `fortran`, else C-ordered: what `array.astype(dtype, order=...)` gives, without a
+    /// Python-level call (as `array_t`'s forcecast converts). NULL with an error set on failure.
+    PyObject *converted(PyObject *array, dlpack::DataType dtype, bool fortran) const noexcept {
+        PyObject *descr = descr_from_type(type_number(dtype));
+        return descr ? cast_to_type(array, descr, fortran ? 1 : 0) : nullptr;
+    }
+
     /// A C-ordered copy of `array` (stolen). NULL with an error set on failure.
     PyObject *copy_of(PyObject *array) const noexcept {
         if (!array) return nullptr;
@@ -109,6 +119,7 @@ private:
             r.array_type = static_cast<PyTypeObject *>(api[slot_array_type]);
             r.descr_from_type = reinterpret_cast<decltype(r.descr_from_type)>(api[slot_descr_from_type]);
             r.new_copy = reinterpret_cast<decltype(r.new_copy)>(api[slot_new_copy]);
+            r.cast_to_type = reinterpret_cast<decltype(r.cast_to_type)>(api[slot_cast_to_type]);
             r.new_from_descr = reinterpret_cast<decltype(r.new_from_descr)>(api[slot_new_from_descr]);
             r.set_base_object = reinterpret_cast<decltype(r.set_base_object)>(api[slot_set_base_object]);
         }

@@ -10,6 +10,25 @@
 // from annotations.h and are named in `pybind11::` as nanobind names its own.
 #pragma once
 
+// `py::cast(t)` of a `py::dltensor` (also what `list.append(t)`, `l[i] = t`, `d[k] = t` call, through
+// pybind11's `detail::object_or_cast`): pybind11's own `cast(T &&)` turns the default policy into `copy`
+// (lvalues) or `move` (rvalues), which copy a tensor. These overloads, more specialized, keep the
+// tensor's own default (`automatic`: an imported tensor goes back as the caller's object, `py::cast(x) is
+// x`). They are declared before pybind11's headers so that pybind11's templates find them (a qualified
+// call in a template sees only what was declared before it): include <dltensor/pybind11.h> before any
+// pybind11 header, or `list.append(t)` and the item assignments copy (`t.cast()` never does). Defined
+// at the end of this file.
+#include <pybind11/detail/common.h>
+
+namespace PYBIND11_NAMESPACE {
+class handle;
+class object;
+template <typename... Args> class dltensor;
+template <typename... Args> object cast(dltensor<Args...> &t);
+template <typename... Args> object cast(const dltensor<Args...> &t);
+template <typename... Args> object cast(dltensor<Args...> &&t);
+} // namespace pybind11
+
 #include <pybind11/pybind11.h>
 
 // The oldest pybind11 and Python dltensor supports (README: Supported versions; CI proves them with
@@ -48,6 +67,14 @@ namespace PYBIND11_NAMESPACE {  // pybind11, with its visibility (hidden)
 
 using dlt::bfloat16;
 using dlt::float16;
+using dlt::float8_e3m4;
+using dlt::float8_e4m3;
+using dlt::float8_e4m3b11fnuz;
+using dlt::float8_e4m3fn;
+using dlt::float8_e4m3fnuz;
+using dlt::float8_e5m2;
+using dlt::float8_e5m2fnuz;
+using dlt::float8_e8m0fnu;
 using dlt::tags::any_contig;
 using dlt::tags::array_api;
 using dlt::tags::c_contig;
@@ -65,7 +92,9 @@ using dlt::tags::tensorflow;
 namespace device = dlt::tags::device;
 
 /// A strided view with compile-time dtype and ndim, as `nb::ndarray_view` (what `dltensor::view()` returns).
-template <typename Scalar, size_t Dim> class dltensor_view {
+template <typename Scalar, size_t Dim> class dltensor_view : public dlt::view_members<dltensor_view<Scalar, Dim>, Scalar> {
+    using members = dlt::view_members<dltensor_view<Scalar, Dim>, Scalar>;
+
 public:
     dltensor_view(Scalar *data, const int64_t *shape, const int64_t *strides) : m_data(data) {
         for (size_t i = 0; i < Dim; ++i) { m_shape[i] = shape[i]; m_strides[i] = strides[i]; }
@@ -81,6 +110,10 @@ public:
     size_t shape(size_t i) const { return (size_t) m_shape[i]; }
     int64_t stride(size_t i) const { return m_strides[i]; }
     Scalar *data() const { return m_data; }
+    // pybind11's unchecked-reference members: data(i, j), mutable_data(i, j), size() (array_t_members.h).
+    using members::data;
+    using members::mutable_data;
+    using members::size;
 
 private:
     Scalar *m_data;
@@ -150,6 +183,15 @@ public:
         const dlt::strides_array steps(strides, dims.n);
         init(data, dims.n, dims.v, owner, steps.get(), dtype, device_type, device_id, order, byte_offset);
     }
+
+    /// pybind11's `py::array_t<T, flags> a(obj)` in a function body: binds the Python object `obj` (any
+    /// `py::handle` / `py::object`) with a parameter's rules, conversion allowed, as `py::cast<dltensor>(obj)`
+    /// does, and throws as it does (`py::dltensor_cast_error`: a `TypeError` in Python that says why).
+    template <typename Object, std::enable_if_t<std::is_base_of_v<pybind11::handle, Object>, int> = 0>
+    explicit dltensor(const Object &obj);
+    /// The same for an item or attribute (`d["k"]`, `l[i]`, `obj.attr("x")`).
+    template <typename Policy>
+    explicit dltensor(const detail::accessor<Policy> &item) : dltensor(pybind11::object(item)) { }
 
     [[deprecated(DLTENSOR_OWNERLESS_MESSAGE)]] dltensor(VoidPtr data, size_t ndim, const size_t *shape)
         : dltensor(data, ndim, shape, pybind11::handle()) { }
@@ -311,10 +353,13 @@ template <typename Config> struct dltensor_signature {
             constexpr dlt::dlpack::DataType d = dlt::dtype_of<Scalar>();
             sep();
             put(t, "dtype='");
-            put(t, d.code == dlt::dlpack::bool_ ? "bool" : d.code == dlt::dlpack::int_ ? "int"
-                   : d.code == dlt::dlpack::uint_ ? "uint" : d.code == dlt::dlpack::float_ ? "float"
-                   : d.code == dlt::dlpack::bfloat_ ? "bfloat" : "complex");
-            if (d.code != dlt::dlpack::bool_) put_uint(t, d.bits);
+            if (dlt::is_float8_code(d.code)) put(t, dlt::small_float_name(d.code));  // float8_e4m3fn, ...
+            else {
+                put(t, d.code == dlt::dlpack::bool_ ? "bool" : d.code == dlt::dlpack::int_ ? "int"
+                       : d.code == dlt::dlpack::uint_ ? "uint" : d.code == dlt::dlpack::float_ ? "float"
+                       : d.code == dlt::dlpack::bfloat_ ? "bfloat" : "complex");
+                if (d.code != dlt::dlpack::bool_) put_uint(t, d.bits);
+            }
             put(t, "'");
         }
         if constexpr (Config::N >= 0) {
@@ -446,15 +491,29 @@ public:
 
 };
 
+} // namespace detail
+
+/// What a failed conversion to a `py::dltensor` in a function body throws (`py::cast<T>(obj)`,
+/// `obj.cast<T>()`, `T(obj)`): a `cast_error` for C++ (`catch (py::cast_error &)` still works), raised in
+/// Python as `TypeError`, the type a refused argument raises and nanobind's `py::cast` raises.
+class dltensor_cast_error : public cast_error {
+public:
+    using cast_error::cast_error;
+    void set_error() const override { PyErr_SetString(PyExc_TypeError, what()); }
+};
+
+namespace detail {
+
 /// `obj.cast<py::dltensor<...>>()` / `py::cast<...>(obj)` in a function body: the parameter's rules
-/// (with conversion), and on failure a `cast_error` that says why instead of "C++ type '?'". (Found by
-/// argument-dependent lookup: more specialized than pybind11's own `load_type`.)
+/// (with conversion), and on failure a `dltensor_cast_error` (TypeError) that says why instead of "C++ type
+/// '?'". (Found by argument-dependent lookup: more specialized than pybind11's own `load_type`.)
 template <typename... Args>
 type_caster<pybind11::dltensor<Args...>> &load_type(type_caster<pybind11::dltensor<Args...>> &conv,
                                                     const handle &h) {
     if (!conv.load(h, true))
-        throw cast_error(std::string("cannot convert ") + Py_TYPE(h.ptr())->tp_name + " to " +
-                         dltensor_signature<dlt::config<Args...>>::value.s + ": " + dlt::explain_last_refusal());
+        throw dltensor_cast_error(std::string("cannot convert ") + Py_TYPE(h.ptr())->tp_name + " to " +
+                                  dltensor_signature<dlt::config<Args...>>::value.s + ": " +
+                                  dlt::explain_last_refusal());
     return conv;
 }
 
@@ -494,6 +553,33 @@ dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, 
 template <typename... Args>
 object dltensor<Args...>::cast(return_value_policy policy, pybind11::handle parent) const {
     return reinterpret_steal<object>(detail::type_caster<dltensor>::cast(*this, policy, parent));
+}
+
+template <typename... Args>
+template <typename Object, std::enable_if_t<std::is_base_of_v<pybind11::handle, Object>, int>>
+dltensor<Args...>::dltensor(const Object &obj) : dltensor(pybind11::cast<dltensor>(pybind11::handle(obj))) { }
+
+namespace detail {
+/// The policy `py::cast(t, policy)` hands a tensor's caster: pybind11's defaults (`automatic`,
+/// `automatic_reference`) stay the tensor's `automatic` instead of becoming `copy` / `move`.
+inline return_value_policy dltensor_cast_policy(return_value_policy policy) noexcept {
+    return policy == return_value_policy::automatic_reference ? return_value_policy::automatic : policy;
+}
+} // namespace detail
+
+// `py::cast(t)` / `py::cast(t, policy[, parent])` of a `py::dltensor`, any value category (declared at the
+// top of this file): the tensor's own return rules, as when a function returns it.
+template <typename... Args> object cast(const dltensor<Args...> &t) { return t.cast(); }
+template <typename... Args> object cast(dltensor<Args...> &t) { return t.cast(); }
+template <typename... Args> object cast(dltensor<Args...> &&t) { return t.cast(); }
+template <typename... Args> object cast(const dltensor<Args...> &t, return_value_policy policy, handle parent = handle()) {
+    return t.cast(detail::dltensor_cast_policy(policy), parent);
+}
+template <typename... Args> object cast(dltensor<Args...> &t, return_value_policy policy, handle parent = handle()) {
+    return t.cast(detail::dltensor_cast_policy(policy), parent);
+}
+template <typename... Args> object cast(dltensor<Args...> &&t, return_value_policy policy, handle parent = handle()) {
+    return t.cast(detail::dltensor_cast_policy(policy), parent);
 }
 
 } // namespace pybind11

@@ -38,6 +38,8 @@ struct refusal {
     /// NumPy's reason when `numpy.asarray` failed, why a buffer's dtype is unusable, or the producer's own
     /// reason for refusing to export (`invalid`: the first line of what its code raised); truncated; else empty.
     char detail[160] = {};
+    /// `invalid` for its dtype alone (a sub-byte float4_e2m1fn, int4, ...): that dtype; else all zero.
+    dlpack::DataType unsupported{0, 0, 0};
     uintptr_t object = 0;           ///< The refused object's address (its `id()`), set by `refusal_log`.
     const char *signature = nullptr;///< The parameter's signature text (static), set by `refusal_log`.
 };
@@ -101,12 +103,34 @@ inline const char *device_name(int32_t type) noexcept {
 }
 
 inline std::string dtype_text(dlpack::DataType t) {
-    char name[16];
+    char name[dtype_name_capacity];
     if (dtype_name(t, name)) return name;
     char buf[48];
     std::snprintf(buf, sizeof buf, "code %u, %u bits, %u lanes", (unsigned) t.code, (unsigned) t.bits,
                   (unsigned) t.lanes);
     return buf;
+}
+
+/// Why a dtype is not supported, naming its format: "dtype float4_e2m1fn (4 bits): a sub-byte type, which
+/// no dltensor annotation reads".
+inline std::string unsupported_dtype_text(dlpack::DataType t) {
+    std::string name;
+    if (const char *n = small_float_name(t.code)) name = n;
+    else if (t.code == dlpack::int_ || t.code == dlpack::uint_ || t.code == dlpack::float_ ||
+             t.code == dlpack::bfloat_ || t.code == dlpack::complex_)
+        name = std::string(t.code == dlpack::int_ ? "int" : t.code == dlpack::uint_ ? "uint"
+                           : t.code == dlpack::float_ ? "float" : t.code == dlpack::bfloat_ ? "bfloat" : "complex") +
+               std::to_string((unsigned) t.bits);
+    else if (t.code == dlpack::bool_) name = "bool";
+    else name = "code " + std::to_string((unsigned) t.code);
+    std::string s = "dtype " + name + " (" + std::to_string((unsigned) t.bits) + " bits";
+    if (t.lanes != 1) s += ", " + std::to_string((unsigned) t.lanes) + " lanes";
+    s += ")";
+    if (t.bits < 8 || t.code == dlpack::float6_e2m3fn || t.code == dlpack::float6_e3m2fn ||
+        t.code == dlpack::float4_e2m1fn)
+        return s + ": a sub-byte type, which no dltensor annotation reads (packed or padded)";
+    if (t.lanes != 1) return s + ": vector lanes are not supported";
+    return s + ": not a dtype dltensor supports";
 }
 
 /// "(2, 3)" for the first extents of `v` (n of them), with "..." past 8.
@@ -218,6 +242,8 @@ inline std::string explain(const refusal &r) {
             if (r.converted)
                 return type + ": numpy.asarray() made an array with no DLPack dtype of it (strings, objects, "
                               "ragged nesting)";
+            if (r.unsupported.code != 0 || r.unsupported.bits != 0 || r.unsupported.lanes != 0)
+                return type + ": " + unsupported_dtype_text(r.unsupported);
             if (r.detail[0]) return type + ": not a usable DLPack tensor; its producer said: " + r.detail;
             return type + ": not a usable DLPack tensor (malformed, already consumed, or an unsupported "
                           "dtype or device)";

@@ -123,6 +123,14 @@ inline bool conversion_may_fix(const requirements &r, dlpack::DataType source, m
     return true;
 }
 
+/// The dtype of the last tensor that validate() (or the NumPy reader, frameworks.h) refused for its dtype
+/// alone on this thread, e.g. a sub-byte float4_e2m1fn: the refusal that follows names it, and clears it
+/// (import.h). Written only when refusing.
+inline dlpack::DataType &unsupported_dtype_seen() noexcept {
+    static thread_local dlpack::DataType seen{0, 0, 0};
+    return seen;
+}
+
 /// Rejects a malformed tensor before anything reads through it: ndim outside [0, max_ndim], NULL
 /// shape, negative extents, an element count or byte span that overflows, an unsupported dtype or
 /// device type, NULL data with elements. Returns NULL when valid, else a short reason.
@@ -134,7 +142,10 @@ inline const char *validate(const dlpack::Tensor &t) noexcept {
     int64_t n = element_count(t), bytes;
     if (n < 0 || __builtin_mul_overflow(n, (int64_t) ((t.dtype.bits + 7) / 8), &bytes))
         return "size overflows";
-    if (!is_supported_dtype(t.dtype)) return "unsupported dtype";
+    if (!is_supported_dtype(t.dtype)) {
+        unsupported_dtype_seen() = t.dtype;
+        return "unsupported dtype";
+    }
     if (!dlpack::is_known_device_type(t.device.device_type)) return "unknown device type";
     if (!t.data && n > 0) return "NULL data";
     return nullptr;

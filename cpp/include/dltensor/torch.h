@@ -234,6 +234,29 @@ inline py_ref torch_converted(PyObject *src, PyObject *dtype, char order, bool f
 /// The exchange API of `torch.Tensor`; NULL when PyTorch is not installed or predates the API.
 inline const dlpack::ExchangeAPI *torch_exchange_api() noexcept { return torch_process::get().api; }
 
+/// Does PyTorch have the dtype `name` (`torch.float8_e4m3fn`, ...)? PyTorch 2.13 has float8_e4m3fn, e5m2,
+/// e4m3fnuz, e5m2fnuz and e8m0fnu, not e3m4, e4m3 or e4m3b11fnuz. False with a TypeError set saying so.
+inline bool torch_has_dtype(const char *name) noexcept {
+    py_ref torch = import_module("torch");
+    py_ref dtype = attribute(torch.get(), name);
+    if (dtype) return true;
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "dltensor: PyTorch has no %s dtype (no torch.%s in this version): a %s tensor "
+                 "cannot become a torch.Tensor; return it as py::numpy (ml_dtypes) or py::jax", name, name, name);
+    return false;
+}
+
+/// `tensor.view(torch.<name>)`: the same bits relabeled (a float8 tensor flipped as uint8, which PyTorch has
+/// no float8 flip kernel for). Steals `tensor`; a new reference, or NULL with an error set.
+inline PyObject *torch_view_as(PyObject *tensor, const char *name) noexcept {
+    const py_ref t(tensor);
+    if (!t) return nullptr;
+    py_ref torch = import_module("torch");
+    py_ref dtype = attribute(torch.get(), name);
+    PyObject *args[] = {dtype.get()};
+    return dtype ? call_method(t.get(), "view", args, 1).release() : nullptr;
+}
+
 /// The negative and conjugate bits of `src`: read from its key set (torch_key_set.h) where `view` (its
 /// exchange-API view) is given, the read is enabled and its guard holds; else asked of `is_neg()` and, when
 /// `check_conj`, `is_conj()`. `conj` is false unless `check_conj`. Returns true when the key set answered.
