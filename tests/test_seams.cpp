@@ -114,6 +114,8 @@ void init_seams(py::module_ &parent) {
     m.def("ro_f32", &sum_of<float>, py::arg("x"));
     m.def("ro_f64", &sum_of<double>, py::arg("x"));
     m.def("wr_f32", [](py::dltensor<float, py::ndim<1>> x) { return x.shape(0); }, py::arg("x"));
+    // By const reference: the binding library passes the caster's own value (not moved out of it).
+    m.def("wr_f32_ref", [](const py::dltensor<float, py::ndim<1>> &x) { return x.shape(0); }, py::arg("x"));
 
     // Two overloads whose first takes a writable tensor and a read-only one: a raw capsule bound to `dst`
     // in the exact pass must still be there for the converting pass when `src` needs a conversion.

@@ -176,6 +176,16 @@ def test_capsule_left_usable_when_the_call_does_not_go_ahead(m, kind):
     assert "used" in repr(cap)
 
 
+@pytest.mark.parametrize("kind", CAPSULES)
+@pytest.mark.parametrize("fn", ["wr_f32", "wr_f32_ref"])
+def test_capsule_bound_by_a_call_that_went_ahead_stays_consumed(m, kind, fn):
+    cap, target = CAPSULES[kind]()
+    assert getattr(m.seams, fn)(cap) == 3
+    assert "used" in repr(cap)
+    with pytest.raises(TypeError):
+        getattr(m.seams, fn)(cap)
+
+
 def test_capsule_handed_back_is_freed_exactly_once(m):
     before = m.common.deleter_calls()
     storage = bytearray(12)

@@ -569,8 +569,9 @@ MUTANTS = [
     Mutant("pybind11_call_not_marked_taken", "pybind11.h",
            "operator Value &() { m_taken = true; return value; }",
            "operator Value &() { return value; }",
-           "pybind11: a capsule whose call went ahead is handed back too (consumed twice)",
-           t(SEAMS, "test_capsule_consumed_by_a_failed_pass_binds_in_the_next")),
+           "pybind11: a capsule bound to a const-reference parameter whose call went ahead is handed back "
+           "(consumed twice)",
+           t(SEAMS, "test_capsule_bound_by_a_call_that_went_ahead_stays_consumed")),
     Mutant("capsule_handed_back_without_destructor", "capsule_import.h",
            "        PyCapsule_SetDestructor(capsule, producer_destructor);\n",
            "",
