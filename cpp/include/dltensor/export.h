@@ -188,19 +188,6 @@ inline PyObject *exported_dlpack_device(PyObject *self, PyObject *) noexcept {
 
 /// Buffer protocol (CPU tensors with a struct-module format): NumPy imports through it faster than
 /// through `numpy.from_dlpack`. Shape and strides (in bytes) live in `view->internal`.
-/// Are the tensor's element strides those of a C-ordered (`c`) or F-ordered array? Extents of 1 may have
-/// any stride, and an empty tensor is both.
-inline bool exported_contiguous(const dlpack::Tensor &t, bool c) noexcept {
-    int64_t step = 1;
-    for (int32_t k = 0; k < t.ndim; ++k) if (t.shape[k] == 0) return true;
-    for (int32_t k = 0; k < t.ndim; ++k) {
-        const int32_t i = c ? t.ndim - 1 - k : k;
-        if (t.shape[i] != 1 && t.strides[i] != step) return false;
-        step *= t.shape[i];
-    }
-    return true;
-}
-
 inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexcept {
     tensor_handle *h = exported_handle(self);
     if (!h) { PyErr_SetString(PyExc_BufferError, "dltensor.Tensor: this object holds no tensor"); return -1; }
@@ -227,7 +214,7 @@ inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexce
     }
     // What the consumer can take: without PyBUF_STRIDES it reads the memory as C-ordered, so only a
     // C-contiguous tensor can be exported; an explicit contiguity request is checked as asked.
-    const bool c_contig = exported_contiguous(t, true), f_contig = exported_contiguous(t, false);
+    const bool c_contig = has_order(t, 'C'), f_contig = has_order(t, 'F');  // strides.h
     const bool strided = (flags & PyBUF_STRIDES) == PyBUF_STRIDES;
     if ((!strided && !c_contig) || ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c_contig) ||
         ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f_contig) ||
