@@ -101,6 +101,13 @@ NB_MODULE(dltensor_bench, m) {
     def_return<py::dltensor, py::numpy>(m, "dltensor_ret_numpy");
     def_return<py::dltensor, py::pytorch>(m, "dltensor_ret_pytorch");
     def_return<py::dltensor, py::jax>(m, "dltensor_ret_jax");
+    // PaddlePaddle: nanobind has no Paddle tag; its anchor is a capsule handed to paddle.utils.dlpack.
+    def_return<nb::ndarray, nb::no_framework>(m, "nanobind_ret_capsule");
+    def_return<py::dltensor, py::paddle>(m, "dltensor_ret_paddle");
+    // float8 (no nb::ndarray anchor: nanobind names no float8 dtype).
+    m.def("dltensor_f8_1", [](py::dltensor<const py::float8_e4m3fn, py::ndim<1>, py::c_contig> a) {
+        return a.size() ? (float) a.data()[0] : 0.f;
+    });
     m.def("pytorch_return_floor", &pytorch_return_floor);
     // PyTorch's negative/conjugate bits from the key set (torch_key_set.h) or from is_neg()/is_conj().
     m.def("set_torch_key_set", [](bool on) { dlt::torch_key_set_enabled() = on; });

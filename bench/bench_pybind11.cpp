@@ -60,6 +60,9 @@ PYBIND11_MODULE(dltensor_bench_pybind11, m) {
     m.def("array_t_overloaded", [](Array a) { return a.size() ? a.data()[0] : 0.f; });
     m.def("dltensor_overloaded", [](py::dltensor<const double, py::ndim<1>, py::c_contig> a) { return (float) a.size(); });
     m.def("dltensor_overloaded", [](Tensor a) { return a.size() ? a.data()[0] : 0.f; });
+    m.def("dltensor_f8_1", [](py::dltensor<const py::float8_e4m3fn, py::ndim<1>, py::c_contig> a) {
+        return a.size() ? (float) a.data()[0] : 0.f;
+    });
     m.def("dltensor_1", [](Tensor a) { return a.size() ? a.data()[0] : 0.f; });
     m.def("dltensor_3", [](Tensor a, Tensor b, Tensor c) {
         return (a.size() ? a.data()[0] : 0.f) + (b.size() ? b.data()[0] : 0.f) + (c.size() ? c.data()[0] : 0.f);
@@ -72,6 +75,7 @@ PYBIND11_MODULE(dltensor_bench_pybind11, m) {
     def_return<py::numpy>(m, "dltensor_ret_numpy");
     def_return<py::pytorch>(m, "dltensor_ret_pytorch");
     def_return<py::jax>(m, "dltensor_ret_jax");
+    def_return<py::paddle>(m, "dltensor_ret_paddle");
     m.def("set_torch_key_set", [](bool on) { dlt::torch_key_set_enabled() = on; });
 
     // Returns as ports write them (see bench_module.cpp): array_t's own idioms beside py::dltensor's.

@@ -91,10 +91,21 @@ def frameworks():
         out["jax"] = lambda: jnp.zeros(16, jnp.float32)
     except ImportError:
         pass
+    if paddle_module() is not None:
+        out["paddle"] = lambda: paddle_module().zeros([16], "float32")
     return out
 
 
-COLUMNS = ["floor", "nb::ndarray", "py::dltensor", "py::dltensor, key set off", "pybind11 floor", "py::array_t", "pybind11 __dlpack__",
+def paddle_module():
+    """PaddlePaddle, imported before TensorFlow can be (it crashes when imported after it), or None."""
+    try:
+        import paddle
+        return paddle
+    except ImportError:
+        return None
+
+
+COLUMNS = ["floor", "nb::ndarray", "Paddle's DLPack + nb::ndarray", "py::dltensor", "py::dltensor, key set off", "pybind11 floor", "py::array_t", "pybind11 __dlpack__",
            "py::dltensor (pybind11)", "tvm-ffi floor", "tvm-ffi", "PyTorch alone"]
 
 
@@ -112,11 +123,14 @@ class Rows(list):
 
 def row_count():
     """How many rows measure() produces: two per framework, the overload row, a return row for each of
-    NumPy, PyTorch and JAX present, the port idioms, and a stencil row for NumPy and one for PyTorch (when
-    present)."""
+    NumPy, PyTorch, JAX and Paddle present, the float8 row (PyTorch), the port idioms, and a stencil row for
+    NumPy and one for PyTorch (when present)."""
     fws = frameworks()
-    return (2 * len(fws) + sum(fw in fws for fw in ("numpy", "pytorch", "jax")) + 1 + ("pytorch" in fws) + 1
+    return (2 * len(fws) + sum(fw in fws for fw in RETURN_FRAMEWORKS) + 1 + 2 * ("pytorch" in fws) + 1
             + len(PORT_IDIOMS))
+
+
+RETURN_FRAMEWORKS = ("numpy", "pytorch", "jax", "paddle")
 
 
 def measure_stencil(nb, number, repeat, rows):
@@ -150,6 +164,10 @@ def measure(nb, pb, tvm, number, repeat):
             row = {"floor": per_call_ns(f"nb.floor_{n}({call})", env, number, repeat)}
             if not cuda:  # the nanobind/pybind11 bench functions read the first element on the CPU
                 row["nb::ndarray"] = per_call_ns(f"nb.nanobind_{n}({call})", env, number, repeat)
+                if fw == "paddle":  # what a Paddle user does without dltensor: a capsule per argument
+                    env["to_dlpack"] = paddle_module().utils.dlpack.to_dlpack
+                    caps = ", ".join(f"to_dlpack({v})" for v in call.split(", "))
+                    row["Paddle's DLPack + nb::ndarray"] = per_call_ns(f"nb.nanobind_{n}({caps})", env, number, repeat)
                 row["py::dltensor"] = per_call_ns(f"nb.dltensor_{n}({call})", env, number, repeat)
                 if fw == "pytorch":  # the negative bit asked of is_neg() (torch_key_set.h off)
                     nb.set_torch_key_set(False)
@@ -182,12 +200,16 @@ def measure(nb, pb, tvm, number, repeat):
     rows.append(("numpy: 2nd of 2 overloads binds", row))
     env = {"nb": nb, "pb": pb}
     floor0 = per_call_ns("nb.floor_0()", env, number, repeat)
-    for fw in ("numpy", "pytorch", "jax"):
+    for fw in RETURN_FRAMEWORKS:
         if fw not in frameworks():
             continue
-        row = {"floor": floor0,
-               "nb::ndarray": per_call_ns(f"nb.nanobind_ret_{fw}(16)", env, number // 4, repeat),
-               "py::dltensor": per_call_ns(f"nb.dltensor_ret_{fw}(16)", env, number // 4, repeat)}
+        row = {"floor": floor0, "py::dltensor": per_call_ns(f"nb.dltensor_ret_{fw}(16)", env, number // 4, repeat)}
+        if fw == "paddle":  # nanobind has no Paddle tag: a capsule, handed to paddle.utils.dlpack.from_dlpack
+            env["from_dlpack"] = paddle_module().utils.dlpack.from_dlpack
+            row["Paddle's DLPack + nb::ndarray"] = per_call_ns("from_dlpack(nb.nanobind_ret_capsule(16))", env,
+                                                              number // 4, repeat)
+        else:
+            row["nb::ndarray"] = per_call_ns(f"nb.nanobind_ret_{fw}(16)", env, number // 4, repeat)
         if pb is not None:
             row["pybind11 floor"] = per_call_ns("pb.floor_0()", env, number, repeat)
             if fw == "numpy":
@@ -196,6 +218,15 @@ def measure(nb, pb, tvm, number, repeat):
         if fw == "pytorch":  # PyTorch's own share: the same tensor handed straight to its exchange API
             row["PyTorch alone"] = per_call_ns("nb.pytorch_return_floor(16)", env, number // 4, repeat)
         rows.append((f"{fw}: return", row))
+    if "pytorch" in frameworks():  # float8 (nanobind and pybind11 have no float8 dtype: no anchor)
+        import torch
+        env = {"nb": nb, "pb": pb, "x": torch.zeros(16).to(torch.float8_e4m3fn)}
+        row = {"floor": per_call_ns("nb.floor_1(x)", env, number, repeat),
+               "py::dltensor": per_call_ns("nb.dltensor_f8_1(x)", env, number, repeat)}
+        if pb is not None:
+            row["pybind11 floor"] = per_call_ns("pb.floor_1(x)", env, number, repeat)
+            row["py::dltensor (pybind11)"] = per_call_ns("pb.dltensor_f8_1(x)", env, number, repeat)
+        rows.append(("pytorch float8_e4m3fn: 1 argument", row))
     measure_port_idioms(nb, pb, number, repeat, rows)
     return measure_stencil(nb, max(number // 20, 100), repeat, rows)
 
@@ -233,7 +264,8 @@ def measure_port_idioms(nb, pb, number, repeat, rows):
 # Ratios a user compares, first: (column, other binding, the py::dltensor flavour on the same library).
 RATIOS = [("vs nb::ndarray", "nb::ndarray", "py::dltensor"),
           ("vs py::array_t", "py::array_t", "py::dltensor (pybind11)"),
-          ("vs tvm-ffi", "tvm-ffi", "py::dltensor")]
+          ("vs tvm-ffi", "tvm-ffi", "py::dltensor"),
+          ("vs Paddle's DLPack", "Paddle's DLPack + nb::ndarray", "py::dltensor")]
 
 LEGEND = ("*vs X*: X's time divided by py::dltensor's (above 1x: py::dltensor is faster); against "
           "`py::array_t` the pybind11 backend is compared, the others against the nanobind backend. "
@@ -244,7 +276,10 @@ LEGEND = ("*vs X*: X's time divided by py::dltensor's (above 1x: py::dltensor is
           "instead of read from the tensor's calibrated key set (`DLTENSOR_TORCH_KEY_SET=0`). "
           "*PyTorch alone*: the returned tensor's 16 floats handed straight to PyTorch's exchange API, "
           "with a deleter that needs no Python (no owner object): what a PyTorch return costs any binding, "
-          "call included.")
+          "call included. *Paddle's DLPack + nb::ndarray*: what a Paddle user writes without dltensor "
+          "(nanobind has no Paddle tag): `paddle.utils.dlpack.to_dlpack(x)` passed to the nb::ndarray "
+          "function, and an nb::ndarray capsule handed to `paddle.utils.dlpack.from_dlpack`. The float8 row "
+          "has no anchor: neither nanobind nor pybind11 has a float8 dtype.")
 
 
 # The project's speed goals, each a ratio of two cells of one row, in the direction of the *vs X* columns:
@@ -266,6 +301,10 @@ GOALS = [
     ("PyTorch return", "pytorch: return", "nb::ndarray", "py::dltensor", 3.0),
     ("JAX, 1 argument", "jax: 1 argument", "nb::ndarray", "py::dltensor", 4.0),
     ("JAX, 3 arguments", "jax: 3 arguments", "nb::ndarray", "py::dltensor", 4.0),
+    ("Paddle, 1 argument (at most the time of Paddle's to_dlpack + nb::ndarray)", "paddle: 1 argument",
+     "Paddle's DLPack + nb::ndarray", "py::dltensor", 1.0),
+    ("Paddle return (at most the time of nb::ndarray + paddle.utils.dlpack.from_dlpack)", "paddle: return",
+     "Paddle's DLPack + nb::ndarray", "py::dltensor", 1.0),
     # Ports' idioms (PORT_IDIOMS): never slower than what the original wrote.
     ("copy_of, pybind11 backend (at most 1.1x py::array_t(n, data)'s time)", "numpy: copy_of(data, {n})",
      "py::array_t", "py::dltensor (pybind11)", 1 / 1.1),

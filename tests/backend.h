@@ -108,3 +108,4 @@ void init_porting(py::module_ &m);
 void init_explain(py::module_ &m);
 void init_seams(py::module_ &m);
 void init_float8(py::module_ &m);
+void init_paddle(py::module_ &m);

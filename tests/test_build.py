@@ -22,5 +22,5 @@ def test_test_module_includes_the_checkouts_headers(backend):
     assert headers, "no dltensor header among the test module's dependencies"
     checkout = REPO / "cpp" / "include" / "dltensor"
     for h in headers:
-        assert Path(h).resolve().parent == checkout, h
+        assert checkout in Path(h).resolve().parents, h
     assert str(Path(sys.prefix)) not in " ".join(headers)

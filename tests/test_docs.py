@@ -137,7 +137,8 @@ def test_reference_names_every_array_t_member(name):
 
 def test_readme_layout_lists_every_header():
     readme = (ROOT / "README.md").read_text()
-    missing = [h.name for h in sorted(HEADERS.glob("*.h")) if f"`cpp/include/dltensor/{h.name}`" not in readme]
+    names = [h.relative_to(HEADERS).as_posix() for h in sorted(HEADERS.rglob("*.h"))]
+    missing = [n for n in names if f"`cpp/include/dltensor/{n}`" not in readme]
     assert not missing, f"README's layout table misses {missing}"
 
 

@@ -36,4 +36,5 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
     init_explain(m);
     init_seams(m);
     init_float8(m);
+    init_paddle(m);
 }

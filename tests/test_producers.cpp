@@ -105,6 +105,7 @@ void init_producers(py::module_ &parent) {
     m.def("ret_pytorch", &make_named<py::pytorch>);
     m.def("ret_jax", &make_named<py::jax>);
     m.def("ret_tensorflow", &make_named<py::tensorflow>);
+    m.def("ret_paddle", &make_named<py::paddle>);
     m.def("ret_none", &make_named<>);
     m.def("empty_numpy", &filled_empty<py::dltensor<py::numpy, float, py::ndim<2>>>);
     m.def("empty_numpy_f", &filled_empty<py::dltensor<py::numpy, float, py::ndim<2>, py::f_contig>>);
@@ -112,6 +113,7 @@ void init_producers(py::module_ &parent) {
     m.def("empty_pytorch", &filled_empty<py::dltensor<py::pytorch, double, py::ndim<2>>>);
     m.def("empty_jax", &filled_empty<py::dltensor<py::jax, int32_t, py::ndim<2>>>);
     m.def("empty_tensorflow", &filled_empty<py::dltensor<py::tensorflow, float, py::ndim<2>>>);
+    m.def("empty_paddle", &filled_empty<py::dltensor<py::paddle, float, py::ndim<2>>>);
     m.def("empty_none", &filled_empty<py::dltensor<float, py::ndim<2>>>);
     m.def("empty_bad_rank", [] { return py::dltensor<py::numpy, float, py::ndim<2>>::empty({3}); });
     m.def("ret_jax_const_f64", [](size_t n) {

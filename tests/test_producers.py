@@ -15,6 +15,8 @@ jnp = pytest.importorskip("jax.numpy")
 tf = pytest.importorskip("tensorflow")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
+from returns_matrix import DTYPES, LAYOUTS, expected_2x3  # noqa: E402
+
 INCOMPATIBLE = "incompatible function arguments"
 VALUES = [1.0, 2.0, 3.0]
 
@@ -281,21 +283,7 @@ def test_const_jax_float64_return(m):
 
 # ---- returns: every dtype, every layout, every framework -------------------------------------------
 
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-          "bfloat16", "float32", "float64", "complex64", "complex128"]
-LAYOUTS = ["C", "F", "neg", "zero"]
-FRAMEWORKS = ["numpy", "pytorch", "jax", "tensorflow", "none"]
-
-
-def expected_2x3(dtype, layout):
-    def value(k):
-        if dtype == "bool":
-            return k % 2 == 1
-        if dtype.startswith("complex"):
-            return complex(k, -k)
-        return float(k)
-    rows = [[value(3 * i + j) for j in range(3)] for i in range(2)]
-    return [rows[0], rows[0]] if layout == "zero" else rows
+FRAMEWORKS = ["numpy", "pytorch", "jax", "tensorflow", "none"]  # paddle: tests/paddle_cases.py
 
 
 def as_lists(fw, out, dtype, m):

@@ -48,17 +48,12 @@ DLTENSOR_DEVICE(cuda_managed, 13); DLTENSOR_DEVICE(oneapi, 14);
 #undef DLTENSOR_DEVICE
 } // namespace device
 
-/// Frameworks a returned tensor becomes (numbers match nanobind's, for one table of export routes).
+/// What a returned tensor becomes without a framework (each framework's tag lives in its file,
+/// frameworks/<name>.h, in `dlt::framework_tags`; numbers match nanobind's).
 #define DLTENSOR_FRAMEWORK(Name, Value, TypeName) \
     struct Name { static constexpr int value = Value; static constexpr const char *type_name = TypeName; }
-DLTENSOR_FRAMEWORK(numpy, 1, "numpy.ndarray");  // type names: what a stub annotates
-DLTENSOR_FRAMEWORK(pytorch, 2, "torch.Tensor");
-DLTENSOR_FRAMEWORK(tensorflow, 3, "tensorflow.Tensor");
-DLTENSOR_FRAMEWORK(jax, 4, "jax.Array");
-DLTENSOR_FRAMEWORK(cupy, 5, "cupy.ndarray");
 DLTENSOR_FRAMEWORK(memview, 6, "memoryview");  // a memoryview over the buffer protocol (CPU)
 DLTENSOR_FRAMEWORK(array_api, 7, "typing.Any");  // a dltensor.Tensor (`__dlpack__`, buffer protocol)
-DLTENSOR_FRAMEWORK(mlx, 8, "mlx.core.array");
 #undef DLTENSOR_FRAMEWORK
 
 } // namespace tags

@@ -312,4 +312,18 @@ inline bool dtype_name(dlpack::DataType t, char *out) noexcept {
     return true;
 }
 
+/// The storage types a backend brings into its namespace (`py::float16`, `py::float8_e4m3fn`, ...), listed once.
+namespace storage_types {
+using dlt::bfloat16;
+using dlt::float16;
+using dlt::float8_e3m4;
+using dlt::float8_e4m3;
+using dlt::float8_e4m3b11fnuz;
+using dlt::float8_e4m3fn;
+using dlt::float8_e4m3fnuz;
+using dlt::float8_e5m2;
+using dlt::float8_e5m2fnuz;
+using dlt::float8_e8m0fnu;
+} // namespace storage_types
+
 } // namespace dlt

@@ -1,5 +1,5 @@
 // dltensor/exchange.h: the DLPack C exchange API (`type(t).__dlpack_c_exchange_api__`) as a consumer uses
-// it: per-type discovery and framework-side allocation (torch.h: what PyTorch needs beyond it). Written
+// it: per-type discovery and framework-side allocation (frameworks/pytorch_checks.h: what PyTorch needs beyond it). Written
 // against the CPython C API only, so every backend shares it.
 #pragma once
 
@@ -10,7 +10,9 @@
 
 #include <cstring>
 
+#include "capsule_import.h"
 #include "dlpack.h"
+#include "import_result.h"
 #include "dtypes.h"
 #include "interpreter.h"
 #include "process_state.h"
@@ -55,8 +57,9 @@ inline dlpack::ManagedTensorVersioned *allocate(const dlpack::ExchangeAPI *api, 
                                                 int32_t ndim, const int64_t *shape,
                                                 dlpack::Device device) noexcept {
     if (!api) {
-        PyErr_SetString(PyExc_RuntimeError, "dltensor: the framework publishes no DLPack exchange API "
-                                            "(PyTorch >= 2.10 is needed to allocate through it)");
+        PyErr_SetString(PyExc_RuntimeError, "dltensor: the framework publishes no DLPack exchange API to "
+                                            "allocate through (its tensor type has no usable "
+                                            "__dlpack_c_exchange_api__: a newer version of it may)");
         return nullptr;
     }
     dlpack::Tensor proto{};
@@ -70,6 +73,22 @@ inline dlpack::ManagedTensorVersioned *allocate(const dlpack::ExchangeAPI *api, 
         return nullptr;
     }
     return out;
+}
+
+/// `empty()` through a framework's exchange API allocator: fills `out` (view of `out.shape[0..ndim)`, the
+/// managed tensor's owner, the device's current stream). 0, or -1 with a Python error set.
+inline int allocate_through_exchange_api(const dlpack::ExchangeAPI *api, dlpack::DataType dtype, size_t ndim,
+                                         dlpack::Device device, imported &out) noexcept {
+    detail::managed_tensor_ref mt;
+    *mt.out() = allocate(api, dtype, (int32_t) ndim, out.shape, device);
+    if (!mt.get()) return -1;
+    out.tensor = mt.get()->dl_tensor;
+    out.stream = nullptr;
+    if (out.tensor.device.device_type != dlpack::cpu &&
+        api->current_work_stream(out.tensor.device.device_type, out.tensor.device.device_id, &out.stream) != 0)
+        return -1;  // the tensor is freed here
+    out.owner = mt.into_owner();
+    return out.owner ? 0 : -1;
 }
 
 } // namespace dlt

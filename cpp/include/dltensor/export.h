@@ -1,7 +1,8 @@
 // dltensor/export.h: C++ -> Python, for both backends (return_policy.h decides what a return exports).
 // A `tensor_handle` becomes a DLPack managed tensor, a small Python object with `__dlpack__` and
-// `__dlpack_device__` (what a return without a framework annotation gives), or a framework's tensor
-// (NumPy, PyTorch, JAX, TensorFlow, CuPy, MLX, a memoryview) through that framework's own import route.
+// `__dlpack_device__` (what a return without a framework annotation gives), or a memoryview; a
+// framework's tensor through its own import route, in its file (frameworks/; export_tensor() dispatches
+// in frameworks/registry.h) over the mechanisms here.
 // Written against the CPython C API only.
 #pragma once
 
@@ -13,14 +14,11 @@
 #include <cstring>
 
 #include "dlpack.h"
-#include "exchange.h"
-#include "frameworks.h"
+#include "frameworks/framework.h"
 #include "handle.h"
-#include "numpy_c_api.h"
 #include "process_state.h"
 #include "py_ref.h"
 #include "strides.h"
-#include "torch.h"
 
 namespace dlt {
 
@@ -329,7 +327,7 @@ inline PyObject *handle_capsule(tensor_handle *h) noexcept {
 
 
 /// The Python object a binding returns for `h`: that framework's tensor (a view, or a copy when `copy`).
-/// New reference, or NULL with an error set.
+/// New reference, or NULL with an error set. Defined with the frameworks' list (frameworks/registry.h).
 inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexcept;
 
 namespace detail {
@@ -346,128 +344,40 @@ inline PyObject *export_view_of(tensor_handle *h, const dlpack::Tensor &view, in
 }
 } // namespace detail
 
-inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexcept {
-    const dlpack::Tensor &t = h->tensor();
-    if (framework == fw_numpy && t.ndim > numpy_max_ndim) {
-        PyErr_Format(PyExc_ValueError, "dltensor: a NumPy array has at most %d dimensions; this tensor has %d",
-                     (int) numpy_max_ndim, (int) t.ndim);
+/// Hands `h` to a framework through its DLPack exchange API (`managed_tensor_to_py_object_no_sync`): its
+/// tensor over the memory of `h`, a new reference, or NULL with an error set.
+inline PyObject *export_through_exchange_api(const dlpack::ExchangeAPI *api, tensor_handle *h) noexcept {
+    auto *mt = detail::exported_tensor<dlpack::ManagedTensorVersioned>::create(h);
+    if (!mt) return nullptr;
+    void *o = nullptr;
+    if (api->managed_tensor_to_py_object_no_sync(mt, &o) != 0 || !o) {
+        // Whether a failing producer already took the tensor is unspecified: leak it rather than risk a
+        // double free (failing means an unsupported dtype or device, which the annotations exclude).
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "dltensor: export through the DLPack exchange API failed");
         return nullptr;
     }
-    if (framework == fw_numpy && (t.dtype.code == dlpack::bfloat_ || is_float8_code(t.dtype.code))) {
-        // bits as uint16 (bfloat16) or uint8 (float8), relabeled as the ml_dtypes type
-        const bool bf16 = t.dtype.code == dlpack::bfloat_;
-        dlpack::Tensor bits = t;
-        bits.dtype = {dlpack::uint_, (uint8_t) (bf16 ? 16 : 8), 1};
-        return numpy_ml_dtypes_view(detail::export_view_of(h, bits, fw_numpy, copy),
-                                    bf16 ? "bfloat16" : small_float_name(t.dtype.code));
+    return static_cast<PyObject *>(o);
+}
+
+/// What a copying return policy raises for a tensor that has no framework to be copied into: no
+/// framework annotation (or `array_api` / `memview`, which cannot own a copy), and not imported from a
+/// framework's tensor.
+inline constexpr const char *no_framework_to_copy_into =
+    "dltensor: this return policy copies, which is not supported for this framework (a tensor without a "
+    "framework annotation, py::array_api or py::memview cannot own a copy, and it was not imported from a "
+    "framework's tensor): annotate one (py::numpy, ...), or return a view";
+
+/// What no framework returns (`fw_none`, `fw_array_api`: a `dltensor.Tensor`; `fw_memview`: a memoryview
+/// over its buffer protocol, CPU). Neither can own a copy. A new reference, or NULL with an error set.
+inline PyObject *export_without_framework(tensor_handle *h, int framework, bool copy) noexcept {
+    if (copy) {  // as nanobind
+        PyErr_SetString(PyExc_RuntimeError, no_framework_to_copy_into);
+        return nullptr;
     }
-    if (framework == fw_pytorch && is_float8_code(t.dtype.code) && !torch_has_dtype(small_float_name(t.dtype.code)))
-        return nullptr;  // TypeError set: this PyTorch has no such dtype
-    if (immutable_needs_copy(t, framework) || (copy && (framework == fw_jax || framework == fw_tensorflow)))
-        return immutable_from_numpy(export_tensor(h, fw_numpy, true), framework);
-    // PyTorch and CuPy have no read-only tensors (PyTorch ignores the DLPack flag): a read-only tensor
-    // reaches them as a copy, so that their writes never reach read-only memory (a read-only NumPy array,
-    // an immutable JAX array, a const C++ buffer).
-    if (h->read_only() && (framework == fw_pytorch || framework == fw_cupy)) copy = true;
-    if (framework == fw_pytorch && has_negative_stride(t)) {  // positive strides, then flip (a copy)
-        dlpack::Tensor pos;
-        int64_t strides[dlpack::max_ndim], dims[dlpack::max_ndim];
-        int32_t n = 0;
-        positive_view(t, pos, strides, dims, &n);
-        // PyTorch has no flip kernel for float8: their bits are flipped as uint8, then relabeled.
-        const bool float8 = is_float8_code(t.dtype.code);
-        if (float8) pos.dtype = {dlpack::uint_, 8, 1};
-        PyObject *flipped = torch_flip(detail::export_view_of(h, pos, fw_pytorch, false), dims, n);
-        return float8 ? torch_view_as(flipped, small_float_name(t.dtype.code)) : flipped;
-    }
-    switch (framework) {
-        case fw_numpy: {
-            // NumPy's C API where it can describe the tensor; the array's base is the tensor's owner (NumPy
-            // copies shape and strides; the owner keeps the memory alive), the keeper's Python object, or a
-            // capsule holding the handle. Else numpy.asarray over the buffer protocol (CPU), or numpy.from_dlpack.
-            if (fast_paths_enabled()) {
-                const numpy_c_api &np = numpy_c_api::get();
-                if (np.can_describe(t)) {
-                    PyObject *base = h->new_owner_reference();
-                    if (!base && !PyErr_Occurred()) base = detail::handle_capsule(h);
-                    if (!base) return nullptr;
-                    PyObject *arr = np.array_over(t, h->read_only(), base);
-                    return copy ? np.copy_of(arr) : arr;
-                }
-            }
-            const py_ref obj(make_exported(h));
-            const numpy_public_api &np_public = numpy_public_api::get();
-            if (!obj || !np_public.ok()) {
-                if (obj && !PyErr_Occurred()) PyErr_SetString(PyExc_ImportError, "dltensor: numpy is not importable");
-                return nullptr;
-            }
-            const bool buffer = t.device.device_type == dlpack::cpu && t.dtype.code != dlpack::bfloat_ &&
-                                !is_float8_code(t.dtype.code);
-            py_ref arr(PyObject_CallOneArg(buffer ? np_public.asarray : np_public.from_dlpack, obj.get()));
-            return arr && copy ? call_method(arr.get(), "copy").release() : arr.release();
-        }
-        case fw_pytorch: {
-            const dlpack::ExchangeAPI *api = fast_paths_enabled() ? torch_exchange_api() : nullptr;
-            py_ref out;
-            if (api) {
-                auto *mt = detail::exported_tensor<dlpack::ManagedTensorVersioned>::create(h);
-                if (!mt) return nullptr;
-                void *o = nullptr;
-                if (api->managed_tensor_to_py_object_no_sync(mt, &o) != 0 || !o) {
-                    // Whether a failing producer already took the tensor is unspecified: leak it rather
-                    // than risk a double free (failing means an unsupported dtype or device, which the
-                    // annotations exclude).
-                    if (!PyErr_Occurred())
-                        PyErr_SetString(PyExc_RuntimeError, "dltensor: export through the DLPack exchange API failed");
-                    return nullptr;
-                }
-                out = py_ref(static_cast<PyObject *>(o));
-            } else {
-                const py_ref obj(make_exported(h));
-                if (!obj) return nullptr;
-                out = call_function("torch", "from_dlpack", obj.get());
-            }
-            return out && copy ? call_method(out.get(), "clone").release() : out.release();
-        }
-        case fw_jax: {
-            if (fast_paths_enabled() && !copy) {
-                const py_ref cap(make_capsule(h, false));
-                if (!cap) PyErr_Clear();
-                PyObject *arr = cap ? jax_array_from_capsule(cap.get(), t.dtype, t.device.device_type) : nullptr;
-                if (arr || PyErr_Occurred()) return arr;
-            }
-            const py_ref obj(make_exported(h, true));
-            py_ref arr = obj ? call_function("jax.dlpack", "from_dlpack", obj.get()) : py_ref();
-            return arr && copy ? call_method(arr.get(), "copy").release() : arr.release();
-        }
-        case fw_tensorflow: {  // C-ordered, 64-byte aligned CPU memory (else copied above)
-            const py_ref cap(make_capsule(h, false));
-            return cap ? call_function("tensorflow.experimental.dlpack", "from_dlpack", cap.get()).release() : nullptr;
-        }
-        case fw_memview: {  // the buffer protocol of a `dltensor.Tensor` (CPU)
-            if (copy) {  // a memoryview cannot own a copy (as nanobind, and as for no framework)
-                PyErr_SetString(PyExc_RuntimeError, no_framework_to_copy_into);
-                return nullptr;
-            }
-            const py_ref obj(make_exported(h));
-            return obj ? PyMemoryView_FromObject(obj.get()) : nullptr;
-        }
-        case fw_cupy:
-        case fw_mlx: {
-            const py_ref obj(make_exported(h));
-            if (!obj) return nullptr;
-            py_ref out = framework == fw_cupy ? call_function("cupy", "from_dlpack", obj.get())
-                                              : call_function("mlx.core", "array", obj.get());
-            return out && copy && framework == fw_cupy ? call_method(out.get(), "copy").release() : out.release();
-        }
-        default: {
-            if (copy) {
-                PyErr_SetString(PyExc_RuntimeError, no_framework_to_copy_into);
-                return nullptr;
-            }
-            return make_exported(h);
-        }
-    }
+    if (framework != fw_memview) return make_exported(h);
+    const py_ref obj(make_exported(h));
+    return obj ? PyMemoryView_FromObject(obj.get()) : nullptr;
 }
 
 } // namespace dlt

@@ -162,7 +162,7 @@ public:
     /// The Python object the tensor was imported from (borrowed: the owner keeps it alive), which a
     /// binding returns for the tensor (`f(x) is x`); NULL when C++ made the tensor.
     PyObject *source() const noexcept { return source_; }
-    int source_framework() const noexcept { return source_framework_; }  ///< frameworks.h numbers
+    int source_framework() const noexcept { return source_framework_; }  ///< frameworks/ numbers
     /// Records the source (see source()); `owner` must keep it alive.
     void set_source(PyObject *source, int framework) noexcept { source_ = source; source_framework_ = framework; }
 

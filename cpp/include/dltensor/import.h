@@ -25,7 +25,6 @@
 #include "capsule_import.h"
 #include "conversion.h"
 #include "dlpack.h"
-#include "frameworks.h"
 #include "import_result.h"
 #include "process_state.h"
 #include "producer.h"
@@ -33,7 +32,6 @@
 #include "py_ref.h"
 #include "refusal.h"
 #include "requirements.h"
-#include "torch.h"
 
 /// The refusal paths (conversions, lists): out of line, so that the accepting path stays small.
 #if defined(__GNUC__)
@@ -72,8 +70,9 @@ inline mismatch import_exchange(PyObject *src, const producer_info &info, const 
     }
     if (validate(t)) return mismatch::invalid;
     out.seen = t.dtype;
-    if (info.kind == producer::torch) {
-        mismatch m = torch_precheck(src, *info.torch, r, t.dtype.code == dlpack::complex_, nullptr, &t);
+    const framework *f = framework_by_id(info.kind);
+    if (f && f->check_view) {  // PyTorch's rules, Paddle's
+        mismatch m = f->check_view(src, info, r, t);
         if (m != mismatch::none) return m;
     }
     const bool read_only = info.immutable || (owned.get() && (owned.get()->flags & dlpack::flag_read_only));
@@ -92,17 +91,18 @@ inline mismatch import_exchange(PyObject *src, const producer_info &info, const 
     return mismatch::none;
 }
 
-/// Route `numpy` (frameworks.h's reader of NumPy's structures): the array object itself is the owner, so
-/// the view stays valid as long as the tensor does (NumPy refuses to resize an array that others
-/// reference). `exact`: only `numpy.ndarray` itself; else also subclasses, for the dtypes that only this
-/// reader can read (ml_dtypes' bfloat16 and float8, which have no public route).
-inline mismatch import_numpy(PyObject *src, const requirements &r, imported &out, bool exact = true) noexcept {
+/// Route `own` (the framework's reader of its C structures: NumPy's, frameworks/numpy_arrays.h): the
+/// object itself is the owner, so the view stays valid as long as the tensor does (NumPy refuses to resize
+/// an array that others reference). `exact`: only the framework's main type (`numpy.ndarray` itself); else
+/// also what only this reader can read (ml_dtypes' bfloat16 and float8, which have no public route).
+inline mismatch import_own(PyObject *src, const framework &f, const requirements &r, imported &out,
+                           bool exact = true) noexcept {
     dlpack::Tensor &t = out.tensor;  // filled in place (every field): no copy of the view on the hot path
     bool read_only;
-    if (!numpy_arrays::get().view(src, t, out.shape, out.strides, read_only, exact)) return mismatch::invalid;
-    // No validate(): the view satisfies it by construction. view() bounds ndim and admits only supported
-    // dtypes on the CPU; NumPy itself keeps extents non-negative, the byte size within an intp, and the
-    // data pointer non-NULL.
+    if (!f.read(src, t, out.shape, out.strides, read_only, exact)) return mismatch::invalid;
+    // No validate(): the reader's view satisfies it by construction. NumPy's bounds ndim and admits only
+    // supported dtypes on the CPU; NumPy itself keeps extents non-negative, the byte size within an intp,
+    // and the data pointer non-NULL.
     out.seen = t.dtype;
     mismatch m = check_noting(r, t, read_only);
     if (m != mismatch::none) return m;
@@ -110,28 +110,22 @@ inline mismatch import_numpy(PyObject *src, const requirements &r, imported &out
     return mismatch::none;
 }
 
-/// Route `portable`: `__dlpack__` (JAX: jaxlib's export first, where the fast paths are on), else the
-/// buffer protocol.
+/// Route `portable`: `__dlpack__` (or the framework's export hook: jaxlib's export, PyTorch's and Paddle's
+/// checks and detached views, TensorFlow's guard), else the buffer protocol.
 inline mismatch import_portable(PyObject *src, const producer_info &info, const requirements &r,
                                 imported &out) noexcept {
     PyTypeObject *tp = Py_TYPE(src);
     PyObject *dlpack_attr = _PyType_Lookup(tp, py_names::get().dlpack_method);
     mismatch m = mismatch::invalid;
-    PyObject *exporter = src;
-    py_ref detached;  // PyTorch: a detached view of a tensor that requires grad (torch.h)
-    if (dlpack_attr && info.kind == producer::torch && info.has_torch_checks()) {
-        const mismatch pre = torch_dlpack_precheck(src, *info.torch, r, detached);
-        if (pre != mismatch::none) return pre;
-        if (detached) {
-            exporter = detached.get();
-            dlpack_attr = _PyType_Lookup(Py_TYPE(exporter), py_names::get().dlpack_method);
-        }
-    }
-    if (dlpack_attr && info.kind == producer::tensorflow && !tensorflow_exportable(src)) dlpack_attr = nullptr;
     if (dlpack_attr) {
         py_ref capsule;
-        if (info.kind == producer::jax && fast_paths_enabled()) capsule = py_ref(jax_capsule_from_array(src));
-        if (!capsule) capsule = call_dlpack(exporter, dlpack_attr);
+        const framework *f = framework_by_id(info.kind);
+        if (f && f->export_capsule) {
+            const mismatch pre = f->export_capsule(src, info, r, dlpack_attr, capsule);
+            if (pre != mismatch::none) return pre;
+        } else {
+            capsule = call_dlpack(src, dlpack_attr);
+        }
         // Released at the end of the block: accepted, the owner holds it or took its tensor; rejected, its
         // producer frees the tensor.
         if (capsule && PyCapsule_CheckExact(capsule.get()))
@@ -145,12 +139,13 @@ inline mismatch import_portable(PyObject *src, const producer_info &info, const 
 /// Imports `src` through its type's route (the portable one with the fast paths off).
 inline mismatch import_by_route(PyObject *src, const producer_info &info, const requirements &r,
                                 imported &out) noexcept {
-    const route path = fast_paths_enabled() ? info.path : route::portable;
+    const route path = fast_paths_enabled() ? (route) info.path : route::portable;
     if (path == route::exchange) return import_exchange(src, info, r, out);
+    const framework *f = framework_by_id(info.kind);
     mismatch m = mismatch::invalid;
-    if (path == route::numpy) m = import_numpy(src, r, out);
+    if (path == route::own) m = import_own(src, *f, r, out);
     if (m == mismatch::invalid) m = import_portable(src, info, r, out);  // not a plain, exact ndarray
-    if (m == mismatch::invalid && info.kind == producer::numpy) m = import_numpy(src, r, out, false);  // ml_dtypes
+    if (m == mismatch::invalid && f && f->read) m = import_own(src, *f, r, out, false);  // ml_dtypes
     return m;
 }
 
@@ -171,6 +166,11 @@ inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch 
     rec.unsupported = why == mismatch::invalid ? unsupported_dtype_seen() : dlpack::DataType{0, 0, 0};
     unsupported_dtype_seen() = {0, 0, 0};
     public_type_name(Py_TYPE(src), rec.type_name, sizeof rec.type_name);
+    producer_info info;  // the type's cached entry: never made or read in a sub-interpreter
+    const framework *f = in_main_interpreter() && producer_of(Py_TYPE(src), info) ? framework_by_id(info.kind)
+                                                                                   : nullptr;
+    rec.immutable_framework = f && f->immutable ? f->name : nullptr;
+    rec.framework_reason = f && f->reason ? f->reason(why, r.read_only) : nullptr;
     if (why == mismatch::invalid && !not_a_tensor && !converted) {  // the producer's own reason, if it gave one
         const char *reason = producer_reason(src);
         std::strncpy(rec.detail, reason ? reason : "", sizeof rec.detail - 1);
@@ -200,8 +200,11 @@ DLTENSOR_REFUSAL_PATH bool refuse_uninitialized(PyObject *src, const requirement
 /// source is remembered (`f(x) is x`). False (refused) only when out of memory.
 DLTENSOR_HOT_INLINE bool accept(PyObject *src, const producer_info &info, const requirements &r, bool convert,
                    imported &out) noexcept {
-    // C++ may write: tell autograd, as an in-place op would (see torch.h).
-    if (info.kind == producer::torch && !r.read_only) torch_process::get().mark_written(src);
+    // C++ may write: tell the framework, as an in-place op would (PyTorch's autograd, Paddle's version).
+    if (!r.read_only) {
+        const framework *f = framework_by_id(info.kind);
+        if (f && f->written) f->written(src);
+    }
     // The owner must keep the source alive: the object itself (fast paths), a buffer export (holds it),
     // or else (a producer's capsule) a pair (capsule, source).
     if (out.owner.get() != src && !PyCapsule_IsValid(out.owner.get(), buffer_owner_name)) {
@@ -217,7 +220,7 @@ DLTENSOR_HOT_INLINE bool accept(PyObject *src, const producer_info &info, const 
         out.owner = std::move(pair);
     }
     out.source = src;
-    out.source_framework = framework_of(info.kind);
+    out.source_framework = info.kind;
     return true;
 }
 
@@ -230,7 +233,7 @@ DLTENSOR_REFUSAL_PATH bool import_converted(PyObject *src, const producer_info &
     const bool plain_buffer = has_buffer_protocol(tp) && !_PyType_Lookup(tp, py_names::get().dlpack_method);
     // Where the refused tensor lives (its facts were recorded by the check that refused it).
     const bool on_cpu = last_refusal().tensor_known && last_refusal().device_type == dlpack::cpu;
-    const py_ref converted = convert_with_producer(src, info.kind, plain_buffer, r, out.seen, why, on_cpu);
+    const py_ref converted = convert_with_producer(src, framework_by_id(info.kind), plain_buffer, r, out.seen, why, on_cpu);
     if (!converted) return refuse(src, r, convert, why, false, false);
     const bool ok = import_tensor(converted.get(), r, false, out);  // the owner keeps the copy's memory alive
     return ok || refuse(src, r, convert, last_refusal().why, false, true);

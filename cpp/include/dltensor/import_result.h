@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "dlpack.h"
-#include "frameworks.h"
+#include "frameworks/framework.h"
 #include "py_ref.h"
 
 namespace dlt {
@@ -29,7 +29,7 @@ struct imported {
     /// The caller's object the tensor came from (after a conversion: the converted copy), borrowed: `owner`
     /// keeps it alive. What a binding returns for the tensor (`f(x) is x`). NULL for raw capsules.
     PyObject *source = nullptr;
-    int source_framework = fw_none;  ///< The framework `source` belongs to (frameworks.h numbers).
+    int source_framework = fw_none;  ///< The framework `source` belongs to (frameworks/ numbers).
     void *stream = nullptr;          ///< The producer's current work stream (exchange API, non-CPU), else NULL.
     /// The caller's raw DLPack capsule this import consumed (borrowed), else NULL: a backend hands the tensor
     /// back to it (capsule_import.h: restore_consumed_capsule) when the call does not go ahead.

@@ -46,16 +46,7 @@
 
 NAMESPACE_BEGIN(NB_NAMESPACE)
 
-using dlt::bfloat16;
-using dlt::float16;
-using dlt::float8_e3m4;
-using dlt::float8_e4m3;
-using dlt::float8_e4m3b11fnuz;
-using dlt::float8_e4m3fn;
-using dlt::float8_e4m3fnuz;
-using dlt::float8_e5m2;
-using dlt::float8_e5m2fnuz;
-using dlt::float8_e8m0fnu;
+using namespace dlt::storage_types;  // py::float16, py::bfloat16, py::float8_e4m3fn, ... (dtypes.h)
 
 NAMESPACE_BEGIN(detail)
 
@@ -105,6 +96,15 @@ using dltensor_framework =
     std::conditional_t<std::is_same_v<typename Config::Framework, no_framework>, array_api,
                        typename Config::Framework>;
 
+/// A dltensor framework tag (frameworks/) that nanobind has none of its own for, as a nanobind tag. Named
+/// `ArrayLike` in signatures: nanobind's stubgen rewrites only the framework names it knows, and any other
+/// would make an invalid stub (`paddle.Tensor[dtype=float32]`); the pybind11 backend names the type.
+template <typename Tag> struct dltensor_framework_tag {
+    static constexpr auto name = const_name("ArrayLike");
+    static constexpr int value = Tag::value;
+    static constexpr bool is_framework = true;
+};
+
 /// The type name in signatures: the framework's, except that TensorFlow is named by its public type
 /// (`tensorflow.Tensor`, which nanobind's stubgen maps) rather than the private EagerTensor path.
 template <typename Framework> struct dltensor_type_name { static constexpr auto name = Framework::name; };
@@ -133,6 +133,9 @@ template <typename... Args> constexpr bool dltensor_annotations_unique() {
 }
 
 NAMESPACE_END(detail)
+
+/// `py::paddle`: returns a `paddle.Tensor` (nanobind has no tag for PaddlePaddle).
+using paddle = detail::dltensor_framework_tag<dlt::framework_tags::paddle>;
 
 template <typename... Args>
 class dltensor : public ndarray<Args...>,
@@ -290,7 +293,7 @@ private:
     /// The Python object the tensor was imported from (borrowed: the owner keeps it alive), returned for
     /// the tensor as nanobind returns its importer's source (`f(x) is x`); NULL when C++ made the tensor.
     PyObject *m_source = nullptr;
-    int m_source_framework = 0;  ///< `m_source`'s framework (frameworks.h numbers).
+    int m_source_framework = 0;  ///< `m_source`'s framework (frameworks/ numbers).
     /// The Python object that keeps the memory alive (imported, allocated, or given one), borrowed: the
     /// nanobind handle holds a reference to it. NULL: none (static memory). What a NumPy array made of the
     /// tensor takes as its base, and what an export holds instead of the nanobind handle.

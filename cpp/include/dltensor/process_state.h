@@ -5,15 +5,8 @@
 //
 // Every piece of process state, and where its type lives:
 //   fast_paths_enabled()      the fast-path switch                                      (this file)
-//   torch_key_set_enabled()   the key-set read switch                                   (this file)
 //   py_names                  interned names and constant arguments                     (this file)
-//   torch_process             PyTorch's modes, version counter, `torch.Tensor`'s API    (torch.h)
-//   torch_key_set             the calibrated layout of PyTorch's key set (its own once: (torch_key_set.h)
-//                             while one thread calibrates, the others ask the queries)
-//   numpy_arrays              `numpy.ndarray` and NumPy's major version                 (frameworks.h)
-//   numpy_c_api               NumPy's `_ARRAY_API` table                                (numpy_c_api.h)
-//   jax_entry_points          jaxlib's DLPack entry points, JAX's CPU device            (frameworks.h)
-//   numpy_public_api          `numpy.asarray` / `numpy.from_dlpack` (exports, conversions) (frameworks.h)
+//   each framework's entry points and switches                                          (frameworks/<name>*.h)
 //   the `dltensor.Tensor` type                                                          (export.h)
 //   the per-type producer cache: a mutable table, locked on free-threaded builds        (producer.h)
 // Per thread, not per process: the refusal record and log (refusal.h, refusal_log.h).
@@ -45,17 +38,6 @@ inline std::atomic<bool> &fast_paths_enabled() noexcept {
 /// The old name of `fast_paths_enabled()` (it always switched more than the exchange API).
 [[deprecated("dlt::exchange_api_enabled() is now dlt::fast_paths_enabled()")]]
 inline std::atomic<bool> &exchange_api_enabled() noexcept { return fast_paths_enabled(); }
-
-/// Whether PyTorch's negative and conjugate bits are read from the tensor's key set (torch_key_set.h)
-/// rather than asked of `is_neg()` / `is_conj()`. On unless the environment variable
-/// `DLTENSOR_TORCH_KEY_SET` is `0` when first asked; tests switch it at run time.
-inline std::atomic<bool> &torch_key_set_enabled() noexcept {
-    static std::atomic<bool> on{[] {
-        const char *v = std::getenv("DLTENSOR_TORCH_KEY_SET");
-        return !(v && std::strcmp(v, "0") == 0);
-    }()};
-    return on;
-}
 
 /// Is the calling thread running the main interpreter? dltensor keeps its Python state (interned names,
 /// `dltensor.Tensor`, the frameworks' entry points, the per-type cache) once per extension module, for the

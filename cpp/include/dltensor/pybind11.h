@@ -54,7 +54,6 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 #include "array_t_members.h"
 #include "construction.h"
 #include "dtypes.h"
-#include "exchange.h"
 #include "export.h"
 #include "handle.h"
 #include "import.h"
@@ -65,31 +64,18 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 
 namespace PYBIND11_NAMESPACE {  // pybind11, with its visibility (hidden)
 
-using dlt::bfloat16;
-using dlt::float16;
-using dlt::float8_e3m4;
-using dlt::float8_e4m3;
-using dlt::float8_e4m3b11fnuz;
-using dlt::float8_e4m3fn;
-using dlt::float8_e4m3fnuz;
-using dlt::float8_e5m2;
-using dlt::float8_e5m2fnuz;
-using dlt::float8_e8m0fnu;
+using namespace dlt::storage_types;  // py::float16, py::bfloat16, py::float8_e4m3fn, ... (dtypes.h)
 using dlt::tags::any_contig;
 using dlt::tags::array_api;
 using dlt::tags::c_contig;
-using dlt::tags::cupy;
 using dlt::tags::f_contig;
-using dlt::tags::jax;
 using dlt::tags::memview;
-using dlt::tags::mlx;
 using dlt::tags::ndim;
-using dlt::tags::numpy;
-using dlt::tags::pytorch;
 using dlt::tags::ro;
 using dlt::tags::shape;
-using dlt::tags::tensorflow;
 namespace device = dlt::tags::device;
+/// The frameworks' return tags (`py::numpy`, `py::pytorch`, `py::paddle`, ...: frameworks/registry.h).
+using namespace dlt::framework_tags;
 
 /// A strided view with compile-time dtype and ndim, as `nb::ndarray_view` (what `dltensor::view()` returns).
 template <typename Scalar, size_t Dim> class dltensor_view : public dlt::view_members<dltensor_view<Scalar, Dim>, Scalar> {

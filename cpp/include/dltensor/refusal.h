@@ -27,6 +27,11 @@ struct refusal {
     bool convert = false;           ///< The binding allowed conversion for this argument.
     bool source_read_only = false;  ///< The producer forbids writes (flag, immutable framework, read-only buffer).
     bool sub_interpreter = false;   ///< Refused because the call runs in a sub-interpreter (process_state.h).
+    /// The producer's framework (frameworks/): its name where its arrays are immutable (for `read_only`),
+    /// and its own explanation of `why` (its rules: `lazy`, `requires_grad`, `inference`); static strings,
+    /// else NULL.
+    const char *immutable_framework = nullptr;
+    const char *framework_reason = nullptr;
     dlpack::DataType dtype{0, 0, 0};
     int32_t ndim = 0;
     int32_t device_type = 0;
@@ -168,10 +173,10 @@ inline std::string explain(const refusal &r) {
     switch (r.why) {
         case mismatch::none: return "accepted";
         case mismatch::read_only:
-            if (!r.converted && (type == "jax.Array" || type == "tensorflow.Tensor"))
-                return "a " + type + " for a writable parameter: " + (type[0] == 'j' ? "JAX" : "TensorFlow") +
+            if (!r.converted && r.immutable_framework)
+                return "a " + type + " for a writable parameter: " + r.immutable_framework +
                        " arrays are immutable and cannot be written in place; pass a writable array "
-                       "(e.g. NumPy's or PyTorch's), or declare the dtype const (or add py::ro) if the "
+                       "(e.g. a NumPy array), or declare the dtype const (or add py::ro) if the "
                        "function only reads it";
             return "read-only source (" + type + (r.converted ? ", whose conversion is a copy" : "") +
                    ") for a writable parameter: declare the dtype const (or add py::ro) if the function "
@@ -212,10 +217,8 @@ inline std::string explain(const refusal &r) {
             return s;
         }
         case mismatch::lazy:
-            return q.read_only ? "a PyTorch negative or conjugate view, and conversion is off (.noconvert()); "
-                                 "call resolve_neg() / resolve_conj()"
-                               : "a PyTorch negative or conjugate view for a writable parameter (its memory "
-                                 "does not hold the values)";
+            return r.framework_reason ? r.framework_reason
+                                      : "a view whose memory does not hold its values (negative or conjugate)";
         case mismatch::misaligned: {
             std::string s = "the first element's address is not a multiple of " +
                             std::to_string((unsigned) q.alignment) + " bytes (misaligned for " +
@@ -225,10 +228,10 @@ inline std::string explain(const refusal &r) {
             return s;
         }
         case mismatch::requires_grad:
-            return "a tensor that requires grad for a writable parameter while grad mode is on (write under "
-                   "torch.no_grad(), or declare the dtype const)";
+            return r.framework_reason ? r.framework_reason
+                                      : "a tensor that requires grad for a writable parameter while grad mode is on";
         case mismatch::inference:
-            return "an inference tensor for a writable parameter outside torch.inference_mode()";
+            return r.framework_reason ? r.framework_reason : "an inference tensor for a writable parameter";
         case mismatch::invalid:
             if (r.not_a_tensor) {
                 if (q.read_only && r.convert)

@@ -123,7 +123,7 @@ inline bool conversion_may_fix(const requirements &r, dlpack::DataType source, m
     return true;
 }
 
-/// The dtype of the last tensor that validate() (or the NumPy reader, frameworks.h) refused for its dtype
+/// The dtype of the last tensor that validate() (or the NumPy reader, frameworks/numpy_arrays.h) refused for its dtype
 /// alone on this thread, e.g. a sub-byte float4_e2m1fn: the refusal that follows names it, and clears it
 /// (import.h). Written only when refusing.
 inline dlpack::DataType &unsupported_dtype_seen() noexcept {

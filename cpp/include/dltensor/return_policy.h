@@ -23,6 +23,7 @@
 
 #include "dlpack.h"
 #include "export.h"
+#include "frameworks/registry.h"
 #include "handle.h"
 
 namespace dlt {
@@ -64,7 +65,7 @@ struct return_plan {
         python_none,  ///< the tensor is empty (not valid): return `None`
         nothing,      ///< create no object (`return_policy::none`): the binding library reports it
     } action;
-    int framework;     ///< frameworks.h number to export into; 0: a `dltensor.Tensor`
+    int framework;     ///< frameworks/ number to export into; 0: a `dltensor.Tensor`
     bool copy;         ///< export a copy, not a view
     bool keep_parent;  ///< the exported view's owner also keeps the parent alive
 };

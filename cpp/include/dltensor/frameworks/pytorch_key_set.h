@@ -1,4 +1,4 @@
-// dltensor/torch_key_set.h: a PyTorch tensor's negative and conjugate bits read from its dispatch key set
+// dltensor/frameworks/pytorch_key_set.h: a PyTorch tensor's negative and conjugate bits read from its dispatch key set
 // in memory (~1.5 ns) instead of asking `is_neg()` / `is_conj()` (~56 ns each: PyTorch releases and
 // re-takes the GIL inside them). PyTorch publishes no layout, so the layout is calibrated at first use in
 // this process against PyTorch's own answers, and every read is guarded; whatever is not certain falls
@@ -23,10 +23,22 @@
 #include <malloc/malloc.h>  // malloc_size
 #endif
 
-#include "dlpack.h"
-#include "process_state.h"  // torch_key_set_enabled(): the switch
+#include "../dlpack.h"
+#include "../process_state.h"
 
 namespace dlt {
+
+/// Whether PyTorch's negative and conjugate bits are read from the tensor's key set (this file)
+/// rather than asked of `is_neg()` / `is_conj()`. On unless the environment variable
+/// `DLTENSOR_TORCH_KEY_SET` is `0` when first asked; tests switch it at run time.
+inline std::atomic<bool> &torch_key_set_enabled() noexcept {
+    static std::atomic<bool> on{[] {
+        const char *v = std::getenv("DLTENSOR_TORCH_KEY_SET");
+        return !(v && std::strcmp(v, "0") == 0);
+    }()};
+    return on;
+}
+
 
 /// Where PyTorch keeps a tensor's dispatch key set, relative to what a consumer already holds: the Python
 /// tensor object and the exchange API's view of it (whose `shape` points into the tensor's

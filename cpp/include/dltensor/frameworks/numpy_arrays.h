@@ -1,7 +1,7 @@
-// dltensor/frameworks.h: framework-specific shortcuts for returning tensors, measured against the
-// frameworks' public DLPack entry points. Each is an optimization with a checked fallback: when the
-// shortcut is unavailable (another version of the framework), callers use the public route.
-// Written against the CPython C API only, so every backend shares it.
+// dltensor/frameworks/numpy_arrays.h: NumPy's structures read directly (the `own` import route of exact
+// `numpy.ndarray`s, and the only route of ml_dtypes' bfloat16 and float8 arrays, which NumPy's own
+// `__dlpack__` refuses), ml_dtypes relabelling, and NumPy's public entry points. Written against the
+// CPython C API only, so every backend shares it.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -13,150 +13,13 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "dlpack.h"
-#include "dtypes.h"
-#include "process_state.h"
-#include "py_ref.h"
-#include "requirements.h"
-#include "strides.h"
+#include "../dlpack.h"
+#include "../dtypes.h"
+#include "../process_state.h"
+#include "../py_ref.h"
+#include "../requirements.h"
 
 namespace dlt {
-
-/// jaxlib's DLPack entry points and JAX's CPU device, looked up once (process_state.h); each stays NULL
-/// when this jaxlib lacks it (the shortcuts below then do not apply). Interned names of the single-device
-/// check too.
-struct jax_entry_points {
-    PyObject *to_buffer = nullptr;    ///< `_jax.dlpack_managed_tensor_to_buffer` (5 arguments; jaxlib >= 467)
-    PyObject *cpu_device = nullptr;   ///< `jax.devices("cpu")[0]`, what `to_buffer` places arrays on
-    PyObject *from_buffer = nullptr;  ///< `_jax.buffer_to_dlpack_managed_tensor`
-    PyObject *arrays_name = nullptr, *replicated_name = nullptr, *shard_name = nullptr;
-
-    static const jax_entry_points &get() noexcept { return process_state<jax_entry_points>(make); }
-
-    static jax_entry_points make() noexcept {
-        jax_entry_points r;
-        py_ref lib = import_module("jax._src.lib");
-        py_ref version = attribute(lib.get(), "jaxlib_extension_version");
-        const long v = version ? PyLong_AsLong(version.get()) : -1;
-        py_ref ext = attribute(lib.get(), "_jax");
-        r.from_buffer = attribute(ext.get(), "buffer_to_dlpack_managed_tensor").release();  // kept
-        py_ref to_buffer = v >= 467 ? attribute(ext.get(), "dlpack_managed_tensor_to_buffer") : py_ref();
-        py_ref jax = to_buffer ? import_module("jax") : py_ref();
-        py_ref devices(jax ? PyObject_CallMethod(jax.get(), "devices", "s", "cpu") : nullptr);
-        py_ref cpu(devices && PySequence_Check(devices.get()) && PySequence_Size(devices.get()) > 0
-                       ? PySequence_GetItem(devices.get(), 0) : nullptr);
-        if (to_buffer && cpu) {  // kept for the process
-            r.to_buffer = to_buffer.release();
-            r.cpu_device = cpu.release();
-        }
-        r.arrays_name = PyUnicode_InternFromString("_arrays");
-        r.replicated_name = PyUnicode_InternFromString("is_fully_replicated");
-        r.shard_name = PyUnicode_InternFromString("_fully_replicated_shard");
-        PyErr_Clear();
-        return r;
-    }
-};
-
-/// JAX: turns an unversioned DLPack capsule of CPU memory into a `jax.Array` through jaxlib's
-/// `dlpack_managed_tensor_to_buffer` (about 2.5 us), skipping `jax.dlpack.from_dlpack`'s Python
-/// wrapper (about 17 us); zero-copy when the data is 64-byte aligned, a copy otherwise, as the public
-/// route. Returns NULL with no error set when the shortcut does not apply (jaxlib without the 5-argument
-/// entry point, 64-bit dtypes that JAX canonicalizes when x64 is off, non-CPU devices): use the public
-/// route then. Returns NULL with an error set when the call itself failed.
-inline PyObject *jax_array_from_capsule(PyObject *capsule, dlpack::DataType dtype, int32_t device_type) noexcept {
-    if (device_type != dlpack::cpu) return nullptr;
-    const bool canonicalized = ((dtype.code == dlpack::int_ || dtype.code == dlpack::uint_ ||
-                                 dtype.code == dlpack::float_) && dtype.bits == 64) ||
-                               (dtype.code == dlpack::complex_ && dtype.bits == 128);
-    if (canonicalized) return nullptr;
-    const jax_entry_points &jax = jax_entry_points::get();
-    if (!jax.to_buffer) return nullptr;
-    const py_ref type(PyLong_FromLong(dlpack::cpu));
-    if (!type) return nullptr;
-    PyObject *args[] = {capsule, jax.cpu_device, Py_None, Py_None, type.get()};
-    return PyObject_Vectorcall(jax.to_buffer, args, 5, nullptr);
-}
-
-/// JAX: a DLPack capsule for a single-device CPU `jax.Array` through jaxlib's
-/// `buffer_to_dlpack_managed_tensor` (about 0.35 us) instead of `Array.__dlpack__`, whose Python
-/// wrapper costs about 1.8 us. Returns NULL with no error set when the shortcut does not apply (jaxlib
-/// without the entry point, arrays on several devices, deleted arrays, non-CPU devices, which need the
-/// public route's stream handling): use `__dlpack__` then, which refuses what it cannot export.
-inline PyObject *jax_capsule_from_array(PyObject *array) noexcept {
-    const jax_entry_points &jax = jax_entry_points::get();
-    if (!jax.from_buffer || !jax.arrays_name || !jax.replicated_name || !jax.shard_name) return nullptr;
-    // One device only, as `Array.__dlpack__` requires: jaxlib would export a sharded or replicated array's
-    // first shard as if it were the whole array. And, as `__dlpack__` does, export a new single-device
-    // array over the same buffer (`addressable_data(0)`, which is `_fully_replicated_shard()` here), not
-    // the caller's array: jaxlib aborts the process when an array is deleted while its own export holds it.
-    const py_ref arrays(PyObject_GetAttr(array, jax.arrays_name));
-    const bool one_device = arrays && PyList_Check(arrays.get()) && PyList_GET_SIZE(arrays.get()) == 1;
-    const py_ref replicated(one_device ? PyObject_GetAttr(array, jax.replicated_name) : nullptr);
-    const bool whole = replicated.get() == Py_True;  // one shard that is the whole array (not one process's part)
-    py_ref shard(whole ? PyObject_CallMethodNoArgs(array, jax.shard_name) : nullptr);
-    if (!shard) { PyErr_Clear(); return nullptr; }  // deleted, donated, sharded: the public route decides
-    PyObject *args[] = {shard.get()};
-    py_ref capsule(PyObject_Vectorcall(jax.from_buffer, args, 1, nullptr));
-    if (!capsule) { PyErr_Clear(); return nullptr; }
-    // Only CPU tensors: device memory needs the stream synchronization that __dlpack__ performs.
-    const char *name = PyCapsule_CheckExact(capsule.get()) ? PyCapsule_GetName(capsule.get()) : nullptr;
-    const dlpack::Tensor *t = nullptr;
-    if (name && std::strcmp(name, dlpack::capsule_name) == 0) {
-        if (auto *mt = static_cast<dlpack::ManagedTensor *>(PyCapsule_GetPointer(capsule.get(), name)))
-            t = &mt->dl_tensor;
-    } else if (name && std::strcmp(name, dlpack::capsule_name_versioned) == 0) {
-        if (auto *mt = static_cast<dlpack::ManagedTensorVersioned *>(PyCapsule_GetPointer(capsule.get(), name)))
-            t = &mt->dl_tensor;
-    }
-    PyErr_Clear();
-    if (!t || t->device.device_type != dlpack::cpu) return nullptr;  // unused: its destructor frees the tensor
-    return capsule.release();
-}
-
-/// Framework numbers (the annotations' `value`s; nanobind's numbering).
-enum framework_id : int { fw_none = 0, fw_numpy = 1, fw_pytorch = 2, fw_tensorflow = 3, fw_jax = 4,
-                          fw_cupy = 5, fw_memview = 6, fw_array_api = 7, fw_mlx = 8 };
-
-/// The error of a copying return policy on a tensor that has no framework to be copied into: no
-/// framework annotation (or `array_api` / `memview`, which cannot own a copy), and not imported from a
-/// framework's tensor.
-inline constexpr const char *no_framework_to_copy_into =
-    "dltensor: this return policy copies, which is not supported for this framework (a tensor without a "
-    "framework annotation, py::array_api or py::memview cannot own a copy, and it was not imported from a "
-    "framework's tensor): annotate one (py::numpy, py::pytorch, ...), or return a view";
-
-/// Must a CPU tensor reach JAX or TensorFlow as a copy? JAX adopts only compact strides (C or F order:
-/// "Only DLPack tensors with trivial (compact) striding are supported"); TensorFlow only C order, and it
-/// aborts the process in the first kernel that needs 64-byte alignment of memory it adopted. Their arrays
-/// are immutable, so a copy cannot be told from a view.
-inline bool immutable_needs_copy(const dlpack::Tensor &t, int framework) noexcept {
-    if (t.device.device_type != dlpack::cpu) return false;  // device memory: the framework decides
-    if (framework == fw_jax) return !has_order(t, 'A');
-    if (framework != fw_tensorflow) return false;
-    return !has_order(t, 'C') || ((uintptr_t) t.data + t.byte_offset) % 64 != 0;
-}
-
-/// Hands a NumPy array (a C-ordered copy) to JAX (`jax.numpy.asarray`) or TensorFlow
-/// (`tensorflow.convert_to_tensor`), which copy it into memory of their own. Steals `array`; a new
-/// reference, or NULL with an error set.
-inline PyObject *immutable_from_numpy(PyObject *array, int framework) noexcept {
-    const py_ref copy(array);
-    if (!copy) return nullptr;
-    const bool jax = framework == fw_jax;
-    return call_function(jax ? "jax.numpy" : "tensorflow", jax ? "asarray" : "convert_to_tensor", copy.get()).release();
-}
-
-/// TensorFlow: can `__dlpack__` be called on this tensor? TensorFlow aborts the process (a failed CHECK)
-/// when asked to export a string, variant or resource tensor, so those are refused before the call.
-inline bool tensorflow_exportable(PyObject *tensor) noexcept {
-    py_ref dtype = attribute(tensor, "dtype");
-    py_ref name = attribute(dtype.get(), "name");
-    const char *s = name && PyUnicode_Check(name.get()) ? PyUnicode_AsUTF8(name.get()) : nullptr;
-    const bool ok = s && std::strcmp(s, "string") != 0 && std::strcmp(s, "variant") != 0 &&
-                    std::strcmp(s, "resource") != 0;
-    PyErr_Clear();
-    return ok;
-}
 
 /// NumPy's largest `ndim` (NPY_MAXDIMS in NumPy 2; 32 in NumPy 1, which refuses more itself).
 inline constexpr int32_t numpy_max_ndim = 64;

@@ -1,4 +1,4 @@
-// dltensor/torch.h: what PyTorch needs beyond DLPack: the tensor state that neither the exchange API nor
+// dltensor/frameworks/pytorch_checks.h: what PyTorch needs beyond DLPack: the tensor state that neither the exchange API nor
 // (for the negative bit) `__dlpack__` reports, PyTorch's own rules for writing into a tensor in place,
 // and its exchange API. Written against the CPython C API only, so every backend shares it.
 #pragma once
@@ -11,12 +11,12 @@
 #include <atomic>
 #include <new>
 
-#include "dlpack.h"
-#include "exchange.h"
-#include "process_state.h"
-#include "py_ref.h"
-#include "requirements.h"
-#include "torch_key_set.h"
+#include "../dlpack.h"
+#include "../exchange.h"
+#include "../process_state.h"
+#include "../py_ref.h"
+#include "../requirements.h"
+#include "pytorch_key_set.h"
 
 namespace dlt {
 
@@ -187,23 +187,6 @@ private:
     py_ref ctx_;
 };
 
-/// `tensor.flip(dims)`: a copy with those dimensions reversed. Steals `tensor`; a new reference, or NULL
-/// with an error set. Returns the positive-stride view of a negative-stride tensor (strides.h) as the
-/// tensor it views: PyTorch tensors cannot have negative strides, and `torch.from_dlpack` aborts the
-/// process on them.
-inline PyObject *torch_flip(PyObject *tensor, const int64_t *dims, int32_t n) noexcept {
-    const py_ref t(tensor);
-    if (!t) return nullptr;
-    py_ref list(PyTuple_New(n));
-    for (int32_t i = 0; list && i < n; ++i) {
-        PyObject *d = PyLong_FromLongLong(dims[i]);
-        if (!d) { list = py_ref(); break; }
-        PyTuple_SET_ITEM(list.get(), i, d);
-    }
-    PyObject *args[] = {list.get()};
-    return list ? call_method(t.get(), "flip", args, 1).release() : nullptr;
-}
-
 /// A copy of PyTorch tensor `src` that C++ can read: conjugate and negative views materialized (no-ops
 /// otherwise), then `.to(torch.<dtype>)` where `dtype` (a dtype name, e.g. "float32") is given,
 /// `.clone()` when `fresh` (a misaligned tensor: only a fresh copy is aligned), then `order` 'C' or 'F'
@@ -257,7 +240,7 @@ inline PyObject *torch_view_as(PyObject *tensor, const char *name) noexcept {
     return dtype ? call_method(t.get(), "view", args, 1).release() : nullptr;
 }
 
-/// The negative and conjugate bits of `src`: read from its key set (torch_key_set.h) where `view` (its
+/// The negative and conjugate bits of `src`: read from its key set (pytorch_key_set.h) where `view` (its
 /// exchange-API view) is given, the read is enabled and its guard holds; else asked of `is_neg()` and, when
 /// `check_conj`, `is_conj()`. `conj` is false unless `check_conj`. Returns true when the key set answered.
 inline bool torch_lazy_bits(PyObject *src, const torch_checks &c, const dlpack::Tensor *view, bool check_conj,

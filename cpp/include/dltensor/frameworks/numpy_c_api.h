@@ -1,5 +1,5 @@
-// dltensor/numpy_c_api.h: NumPy arrays over a tensor's memory, made through NumPy's C API (the function
-// table NumPy publishes as `_ARRAY_API`), as pybind11's `array_t` makes them: no Python-level call, no
+// dltensor/frameworks/numpy_c_api.h: NumPy arrays over a tensor's memory, made through NumPy's C API
+// (the function table NumPy publishes as `_ARRAY_API`), as pybind11's `array_t` makes them: no Python-level call, no
 // buffer-protocol round trip. Looked up at first use without NumPy's headers (dltensor builds without
 // them); a NumPy without the table, of another major version, or a tensor it cannot describe (bfloat16,
 // other devices) takes the public route (`numpy.asarray` / `numpy.from_dlpack`) instead.
@@ -14,8 +14,8 @@
 #include <atomic>
 #include <new>
 
-#include "dlpack.h"
-#include "frameworks.h"
+#include "../dlpack.h"
+#include "numpy_arrays.h"
 
 namespace dlt {
 

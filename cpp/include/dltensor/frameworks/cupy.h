@@ -1,0 +1,47 @@
+// dltensor/frameworks/cupy.h: CuPy as a framework: `__dlpack__` in; conversions with `astype`; returns
+// through `cupy.from_dlpack` (read-only tensors as copies: CuPy has no read-only arrays).
+// Written against the CPython C API only, so every backend shares it.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include "../export.h"
+#include "../handle.h"
+#include "../py_ref.h"
+#include "framework.h"
+
+DLTENSOR_FRAMEWORK_TAG(cupy, 5, "cupy.ndarray")
+
+namespace dlt {
+
+inline constexpr int fw_cupy = framework_tags::cupy::value;
+
+namespace frameworks {
+namespace cupy {
+
+inline constexpr const char *packages[] = {"cupy", "cupy_backends", nullptr};
+
+inline py_ref convert(PyObject *src, const conversion_request &c) noexcept {
+    return c.dtype ? astype_copy(src, c) : py_ref();
+}
+
+inline PyObject *to_python(tensor_handle *h, bool copy) noexcept {
+    const py_ref obj(make_exported(h));
+    py_ref out = obj ? call_function("cupy", "from_dlpack", obj.get()) : py_ref();
+    return out && copy ? call_method(out.get(), "copy").release() : out.release();
+}
+
+} // namespace cupy
+} // namespace frameworks
+
+inline constexpr framework cupy_framework = {
+    fw_cupy, "CuPy", frameworks::cupy::packages, nullptr, false,
+    /*immutable*/ false, /*copies_read_only*/ true, /*reason*/ nullptr,
+    /*classify*/ nullptr, /*read*/ nullptr, /*check_view*/ nullptr, /*export_capsule*/ nullptr,
+    /*written*/ nullptr, frameworks::cupy::convert, frameworks::cupy::to_python, /*empty*/ nullptr,
+};
+
+} // namespace dlt

@@ -1,0 +1,42 @@
+// dltensor/frameworks/mlx.h: MLX as a framework: `__dlpack__` in; conversions through the array API;
+// returns through `mlx.core.array` (which copies).
+// Written against the CPython C API only, so every backend shares it.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include "../export.h"
+#include "../handle.h"
+#include "../py_ref.h"
+#include "framework.h"
+
+DLTENSOR_FRAMEWORK_TAG(mlx, 8, "mlx.core.array")
+
+namespace dlt {
+
+inline constexpr int fw_mlx = framework_tags::mlx::value;
+
+namespace frameworks {
+namespace mlx {
+
+inline constexpr const char *packages[] = {"mlx", nullptr};
+
+inline PyObject *to_python(tensor_handle *h, bool) noexcept {
+    const py_ref obj(make_exported(h));
+    return obj ? call_function("mlx.core", "array", obj.get()).release() : nullptr;
+}
+
+} // namespace mlx
+} // namespace frameworks
+
+inline constexpr framework mlx_framework = {
+    fw_mlx, "MLX", frameworks::mlx::packages, nullptr, false,
+    /*immutable*/ false, /*copies_read_only*/ false, /*reason*/ nullptr,
+    /*classify*/ nullptr, /*read*/ nullptr, /*check_view*/ nullptr, /*export_capsule*/ nullptr,
+    /*written*/ nullptr, /*convert*/ nullptr, frameworks::mlx::to_python, /*empty*/ nullptr,
+};
+
+} // namespace dlt

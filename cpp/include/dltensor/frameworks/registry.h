@@ -1,0 +1,73 @@
+// dltensor/frameworks/registry.h: the list of frameworks, and what is made from it: the lookup of a
+// framework by number or by a class's module, and the export of a tensor to the framework a return names.
+// A new framework is one file in this folder (its number, tag and `framework` record) plus its line here.
+// Written against the CPython C API only, so every backend shares it.
+#pragma once
+
+#include <initializer_list>
+
+#include "../export.h"
+#include "../handle.h"
+#include "framework.h"
+
+#include "cupy.h"
+#include "jax.h"
+#include "mlx.h"
+#include "numpy.h"
+#include "paddle.h"
+#include "pytorch.h"
+#include "tensorflow.h"
+
+namespace dlt {
+
+namespace detail {
+/// Every framework, by number (NULL: no framework has the number).
+struct framework_table {
+    const framework *by_id[framework_capacity] = {};
+    constexpr framework_table(std::initializer_list<const framework *> list) {
+        for (const framework *f : list) by_id[f->id] = f;
+    }
+};
+inline constexpr framework_table frameworks = {
+    &numpy_framework, &pytorch_framework, &tensorflow_framework, &jax_framework,
+    &cupy_framework, &mlx_framework, &paddle_framework,
+};
+static_assert(frameworks.by_id[fw_none] == nullptr && frameworks.by_id[fw_memview] == nullptr &&
+                  frameworks.by_id[fw_array_api] == nullptr,
+              "frameworks/registry.h: a framework took a number that is no framework's");
+} // namespace detail
+
+/// The framework numbered `id`, or NULL (none, `memview`, `array_api`, unknown numbers).
+DLTENSOR_HOT_INLINE const framework *framework_by_id(int id) noexcept {
+    return id > 0 && id < framework_capacity ? detail::frameworks.by_id[id] : nullptr;
+}
+
+/// The framework whose packages hold `module` (a class's `__module__`), or NULL.
+inline const framework *framework_of_module(const char *module) noexcept {
+    for (const framework *f : detail::frameworks.by_id)
+        if (f && in_packages(module, f->packages)) return f;
+    return nullptr;
+}
+
+/// `empty()` for a tensor that `framework` will own: its own allocator where it has one for the device;
+/// else NumPy's on the CPU (JAX and TensorFlow adopt or copy the array on return) and PyTorch's on other
+/// devices. Same contract as `framework::empty`.
+inline int allocate_for(int framework, dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order,
+                        bool read_only, imported &out) noexcept {
+    const dlt::framework *f = framework_by_id(framework);
+    int rc = f && f->empty ? f->empty(dtype, ndim, device, order, read_only, out) : 1;
+    if (rc == 1 && device.device_type == dlpack::cpu) rc = numpy_empty_cpu(dtype, ndim, order, out) ? 0 : -1;
+    if (rc == 1) rc = pytorch_framework.empty(dtype, ndim, device, order, read_only, out);
+    return rc;
+}
+
+inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexcept {
+    const dlt::framework *f = framework_by_id(framework);
+    if (!f) return export_without_framework(h, framework, copy);
+    // A framework without read-only tensors gets a read-only tensor as a copy, so that its writes never
+    // reach read-only memory (a read-only NumPy array, an immutable JAX array, a const C++ buffer).
+    if (h->read_only() && f->copies_read_only) copy = true;
+    return f->to_python(h, copy);
+}
+
+} // namespace dlt

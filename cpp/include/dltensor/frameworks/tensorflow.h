@@ -1,0 +1,89 @@
+// dltensor/frameworks/tensorflow.h: TensorFlow as a framework: `__dlpack__` except for the dtypes whose
+// export aborts the process (string, variant, resource: refused before the call); immutable tensors;
+// conversions with `tf.cast` (F order on the CPU: NumPy); returns through
+// `tensorflow.experimental.dlpack.from_dlpack`, and as copies (through NumPy) where TensorFlow cannot adopt
+// the memory.
+// Written against the CPython C API only, so every backend shares it.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "../capsule_import.h"
+#include "../dlpack.h"
+#include "../export.h"
+#include "../handle.h"
+#include "../py_ref.h"
+#include "../strides.h"
+#include "framework.h"
+#include "numpy.h"
+
+DLTENSOR_FRAMEWORK_TAG(tensorflow, 3, "tensorflow.Tensor")
+
+namespace dlt {
+
+inline constexpr int fw_tensorflow = framework_tags::tensorflow::value;
+
+/// TensorFlow: can `__dlpack__` be called on this tensor? TensorFlow aborts the process (a failed CHECK)
+/// when asked to export a string, variant or resource tensor, so those are refused before the call.
+inline bool tensorflow_exportable(PyObject *tensor) noexcept {
+    py_ref dtype = attribute(tensor, "dtype");
+    py_ref name = attribute(dtype.get(), "name");
+    const char *s = name && PyUnicode_Check(name.get()) ? PyUnicode_AsUTF8(name.get()) : nullptr;
+    const bool ok = s && std::strcmp(s, "string") != 0 && std::strcmp(s, "variant") != 0 &&
+                    std::strcmp(s, "resource") != 0;
+    PyErr_Clear();
+    return ok;
+}
+
+namespace frameworks {
+namespace tensorflow {
+
+inline constexpr const char *packages[] = {"tensorflow", nullptr};
+
+/// `__dlpack__`, for the tensors it can export (else the buffer protocol is tried).
+inline mismatch export_capsule(PyObject *src, const producer_info &, const requirements &, PyObject *method,
+                               py_ref &capsule) noexcept {
+    if (tensorflow_exportable(src)) capsule = detail::call_dlpack(src, method);
+    return mismatch::none;
+}
+
+/// tf.cast keeps TensorFlow's C order: an F-order copy of a CPU tensor comes from NumPy.
+inline py_ref convert(PyObject *src, const conversion_request &c) noexcept {
+    if (!c.dtype) return py_ref();
+    if (c.order == 'F' && c.on_cpu) return convert_through_numpy(src, c.dtype, c.order_name);
+    py_ref tf = import_module("tensorflow");
+    PyObject *args[] = {src, c.dtype};
+    return call_method(tf.get(), "cast", args, 2);
+}
+
+/// TensorFlow adopts only C-ordered CPU memory, and aborts the process in the first kernel that needs
+/// 64-byte alignment of memory it adopted: other CPU tensors, and copies, reach it through a C-ordered
+/// NumPy copy (`tensorflow.convert_to_tensor`, which copies into memory of its own).
+inline PyObject *to_python(tensor_handle *h, bool copy) noexcept {
+    const dlpack::Tensor &t = h->tensor();
+    if (copy || (t.device.device_type == dlpack::cpu &&
+                 (!has_order(t, 'C') || ((uintptr_t) t.data + t.byte_offset) % 64 != 0))) {
+        const py_ref array(export_tensor(h, fw_numpy, true));
+        return array ? call_function("tensorflow", "convert_to_tensor", array.get()).release() : nullptr;
+    }
+    const py_ref cap(make_capsule(h, false));
+    return cap ? call_function("tensorflow.experimental.dlpack", "from_dlpack", cap.get()).release() : nullptr;
+}
+
+} // namespace tensorflow
+} // namespace frameworks
+
+inline constexpr framework tensorflow_framework = {
+    fw_tensorflow, "TensorFlow", frameworks::tensorflow::packages, "tensorflow.Tensor", true,
+    /*immutable*/ true, /*copies_read_only*/ false, /*reason*/ nullptr,
+    /*classify*/ nullptr, /*read*/ nullptr, /*check_view*/ nullptr, frameworks::tensorflow::export_capsule,
+    /*written*/ nullptr, frameworks::tensorflow::convert, frameworks::tensorflow::to_python, /*empty*/ nullptr,
+};
+
+} // namespace dlt

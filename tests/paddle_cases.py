@@ -1,0 +1,264 @@
+"""PaddlePaddle as a framework: `paddle.Tensor` arguments on every import path (the exchange API with the
+fast paths on, `__dlpack__` off), Paddle's own rules for writable parameters (a leaf that does not stop
+gradient is written only under `paddle.no_grad()`; C++ writes bump the in-place version, as an in-place op
+does), conversions through Paddle's `astype`, `py::paddle` returns of every dtype and layout, `empty()`
+through Paddle's allocator, the float8 formats Paddle has, and lifecycles. Skipped where PaddlePaddle is
+not installed (the test extras install it). Run by tests/test_paddle.py in a process of its own (PaddlePaddle
+crashes when imported after TensorFlow); directly: `python -m pytest tests/paddle_cases.py`."""
+import gc
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+paddle = pytest.importorskip("paddle")
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+from returns_matrix import DTYPES, LAYOUTS, expected_2x3  # noqa: E402  (one matrix for every framework)
+
+INCOMPATIBLE = "incompatible function arguments"
+VALUES = [1.0, 2.0, 3.0]
+
+_spec = importlib.util.spec_from_file_location(
+    "dltensor_explain_paddle", Path(__file__).resolve().parent.parent / "python" / "dltensor" / "explain.py")
+_explain_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_explain_module)
+explain = _explain_module.explain
+
+
+def values(t):
+    return t.numpy().tolist()
+
+
+def parameter():
+    w = paddle.create_parameter([3], "float32")
+    with paddle.no_grad():
+        paddle.assign(paddle.to_tensor(VALUES), output=w)
+    return w
+
+
+# ---- the producer matrix: every kind of paddle.Tensor, read-only and writable --------------------------
+
+PRODUCERS = {
+    # name: (make, writable: a writable parameter takes it under grad mode, direct: bound without conversion)
+    "tensor": (lambda: paddle.to_tensor(VALUES), True, True),
+    "strided view": (lambda: paddle.to_tensor([1.0, 0.0, 2.0, 0.0, 3.0])[::2], True, True),
+    "parameter": (parameter, False, True),
+    "non-leaf": (lambda: parameter() * 1, True, True),
+    "detached parameter": (lambda: parameter().detach(), True, True),
+    "float64": (lambda: paddle.to_tensor(VALUES, dtype="float64"), False, False),
+    "int32": (lambda: paddle.to_tensor([1, 2, 3], dtype="int32"), False, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCERS))
+def test_read_only_parameter_reads_every_paddle_tensor(m, name):
+    make, _, _ = PRODUCERS[name]
+    assert m.producers.read_f32(make()) == VALUES
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCERS))
+def test_noconvert_parameter_binds_only_float32_tensors(m, name):
+    make, _, direct = PRODUCERS[name]
+    if direct:
+        assert m.producers.read_f32_noconvert(make()) == VALUES
+    else:
+        with pytest.raises(TypeError, match=INCOMPATIBLE):
+            m.producers.read_f32_noconvert(make())
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCERS))
+def test_writable_parameter_writes_in_place_or_refuses(m, name):
+    make, writable, _ = PRODUCERS[name]
+    t = make()
+    if writable:
+        m.producers.write_f32(t, 7.0)
+        assert values(t) == [7.0] * 3
+    else:
+        with pytest.raises(TypeError, match=INCOMPATIBLE):
+            m.producers.write_f32(t, 7.0)
+        assert values(t) == VALUES  # nothing was written
+
+
+def test_strided_view_writes_reach_the_base(m):
+    base = paddle.to_tensor([1.0, 0.0, 2.0, 0.0, 3.0])
+    m.producers.write_f32(base[::2], 5.0)  # Paddle's slice is a view: C++ writes through its strides
+    assert values(base) == [5.0, 0.0, 5.0, 0.0, 5.0]
+
+
+def test_leaf_that_does_not_stop_gradient_is_writable_under_no_grad_only(m):
+    w = parameter()
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.producers.write_f32(w, 2.0)
+    with paddle.no_grad():
+        m.producers.write_f32(w, 2.0)
+    assert values(w) == [2.0] * 3
+
+
+def test_refusal_of_a_parameter_names_paddles_rule(m):
+    with pytest.raises(TypeError) as info:
+        explain(m.producers.write_f32, parameter(), 2.0)
+    text = "\n".join([str(info.value), *getattr(info.value, "__notes__", [])])
+    assert "stop_gradient=False" in text and "paddle.no_grad()" in text, text
+
+
+def test_writes_bump_the_inplace_version(m):
+    t = paddle.to_tensor(VALUES)
+    before = t.inplace_version
+    m.producers.write_f32(t, 1.0)
+    assert t.inplace_version == before + 1
+    m.producers.read_f32(t)  # a read-only parameter writes nothing
+    assert t.inplace_version == before + 1
+
+
+def test_a_write_after_use_in_autograd_is_caught_by_paddle(m):
+    w = parameter()
+    y = w * 1  # a non-leaf: writable, and its version is saved by the multiplication below
+    z = (y * y).sum()
+    m.producers.write_f32(y, 3.0)
+    with pytest.raises(Exception, match="(?i)inplace|version"):
+        z.backward()
+
+
+def test_converted_tensor_is_a_copy_with_the_parameter_dtype(m):
+    t = paddle.to_tensor([1, 2, 3], dtype="int64")
+    assert m.producers.read_f32(t) == VALUES
+    assert t.dtype == paddle.int64  # the caller's tensor is unchanged
+
+
+# ---- returns --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_return_has_paddles_dtype_and_values(backend_module, dtype, layout):
+    ret = backend_module.producers.ret_paddle
+    if dtype == "uint16":  # Paddle has no uint16: its DLPack import would read it as bfloat16
+        with pytest.raises(TypeError, match="no uint16"):
+            ret(dtype, layout)
+        return
+    out = ret(dtype, layout)
+    assert isinstance(out, paddle.Tensor)
+    assert out.dtype == getattr(paddle, dtype), out.dtype
+    if dtype == "bfloat16":
+        got = out.astype("float32").numpy().tolist()
+    elif dtype.startswith("complex"):
+        got = out.numpy().astype(np.complex128).tolist()
+    elif dtype == "bool":
+        got = out.numpy().tolist()
+    else:
+        got = out.numpy().astype(np.float64).tolist()
+    assert got == expected_2x3(dtype, layout)
+
+
+def test_return_of_cpp_memory_shares_it_and_frees_it_once(m):
+    gc.collect()
+    before = m.common.owner_frees()
+    t = m.paddle.arange(4)
+    assert isinstance(t, paddle.Tensor) and values(t) == [0, 1, 2, 3]
+    view = t[1:]
+    del t
+    gc.collect()
+    assert m.common.owner_frees() == before  # the view still uses the memory
+    assert values(view) == [1, 2, 3]
+    del view
+    gc.collect()
+    assert m.common.owner_frees() == before + 1
+    assert m.common.owner_frees_without_gil() == 0
+
+
+def test_returned_input_is_the_callers_object(m):
+    t = paddle.to_tensor(VALUES)
+    assert m.paddle.identity(t) is t
+    assert m.paddle.identity_ro(t) is t
+
+
+def test_writable_numpy_memory_returns_as_a_view(m):
+    a = np.array(VALUES, np.float32)
+    t = m.paddle.view_of(a)
+    assert isinstance(t, paddle.Tensor) and values(t) == VALUES
+    a[0] = 9.0
+    assert values(t)[0] == 9.0
+
+
+def test_read_only_memory_returns_as_a_copy(m):
+    a = np.array(VALUES, np.float32)
+    a.setflags(write=False)
+    t = m.paddle.const_view_of(a)
+    assert isinstance(t, paddle.Tensor) and values(t) == VALUES
+    t[0] = 5.0  # Paddle has no read-only tensors: the write lands in the copy, never in `a`
+    assert a.tolist() == VALUES
+
+
+def test_empty_allocates_through_paddle(m):
+    out = m.paddle.empty_f32(2, 3)
+    assert isinstance(out, paddle.Tensor) and out.dtype == paddle.float32 and out.shape == [2, 3]
+    assert values(out) == [[0, 1, 2], [3, 4, 5]]
+    const = m.paddle.empty_const_f64(3)
+    assert const.dtype == paddle.float64 and values(const) == [0.0, 0.5, 1.0]
+    with pytest.raises(TypeError, match="no uint16"):
+        m.paddle.empty_uint16(2)
+
+
+def test_empty_of_the_shared_matrix(backend_module):
+    out = backend_module.producers.empty_paddle()
+    assert isinstance(out, paddle.Tensor) and values(out) == [[0, 1, 2], [3, 4, 5]]
+
+
+# ---- float8 -----------------------------------------------------------------------------------------------
+
+FLOAT8 = ["float8_e4m3fn", "float8_e5m2"]  # the formats Paddle 3.3 has
+
+
+@pytest.mark.parametrize("name", FLOAT8)
+def test_float8_tensors_bind_and_write_in_place(m, name):
+    bits = np.arange(0, 64, dtype=np.uint8)
+    src = paddle.to_tensor(bits.view(getattr(ml_dtypes, name)).astype(np.float32)).astype(name)
+    assert getattr(m.paddle, "bits_" + name)(src) == bits.tolist()
+    getattr(m.paddle, "scale_" + name)(src, 2.0)
+    doubled = bits.view(getattr(ml_dtypes, name)).astype(np.float32) * 2
+    assert src.astype("float32").numpy().tolist() == doubled.astype(getattr(ml_dtypes, name)).astype(np.float32).tolist()
+
+
+@pytest.mark.parametrize("name", FLOAT8)
+def test_the_other_float8_format_never_binds(m, name):
+    other = FLOAT8[1 - FLOAT8.index(name)]
+    src = paddle.to_tensor([1.0, 2.0]).astype(other)
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        getattr(m.paddle, "scale_" + name)(src, 2.0)
+
+
+@pytest.mark.parametrize("how", ["return", "empty"])
+@pytest.mark.parametrize("name", FLOAT8)
+def test_float8_returns_are_paddles_float8(m, name, how):
+    out = getattr(m.paddle, f"{how}_{name}")(64)
+    assert isinstance(out, paddle.Tensor) and out.dtype == getattr(paddle, name)
+    want = np.arange(64, dtype=np.uint8).view(getattr(ml_dtypes, name)).astype(np.float32)
+    got = out.astype("float32").numpy()
+    assert np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(got[~np.isnan(got)], want[~np.isnan(want)])
+
+
+# ---- capsules and lifecycles ---------------------------------------------------------------------------
+
+def test_paddle_capsule_is_consumed_once(m):
+    t = paddle.to_tensor(VALUES)
+    cap = paddle.utils.dlpack.to_dlpack(t)
+    assert m.producers.read_f32(cap) == VALUES
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.producers.read_f32(cap)
+
+
+def test_argument_outlives_the_callers_reference(m):
+    n = m.common.keep(paddle.to_tensor(VALUES))  # C++ keeps the tensor beyond the call
+    gc.collect()
+    assert m.common.kept_values(n - 1) == VALUES
+    m.common.release_kept()
+
+
+def test_paddle_and_torch_in_one_process(m):
+    torch = pytest.importorskip("torch")
+    t = paddle.to_tensor(VALUES)
+    assert m.producers.read_f32(torch.from_dlpack(t)) == VALUES
+    assert m.producers.read_f32(paddle.from_dlpack(torch.tensor(VALUES))) == VALUES

@@ -1,0 +1,97 @@
+"""The headers are laid out the way change arrives: one file (or a few `frameworks/<name>*.h`) per
+framework, listed once in frameworks/registry.h, and no framework's module or types named in the code
+of more than 3 places (its own files count as one). NumPy is the CPU workhorse of everything else
+(lists and buffers converted through `numpy.asarray`, CPU tensors of JAX, TensorFlow and no framework
+allocated by NumPy, F-order copies made by NumPy), so it is held to the places it has now, listed below.
+Static checks of the checkout's headers: comments and `#include` lines are not code."""
+import re
+from pathlib import Path
+
+import pytest
+
+HEADERS = Path(__file__).resolve().parent.parent / "cpp" / "include" / "dltensor"
+FRAMEWORKS = HEADERS / "frameworks"
+
+# framework file stem -> how its module or types are spelled in code (strings and identifiers)
+NAMES = {
+    "numpy": r"numpy|ml_dtypes",
+    "pytorch": r"torch",
+    "jax": r"jax",
+    "tensorflow": r"tensorflow",
+    "cupy": r"cupy",
+    "mlx": r"mlx",
+    "paddle": r"paddle",
+}
+# Where NumPy is named outside its own files, and why (see the module docstring).
+NUMPY_PLACES = {
+    "conversion.h": "lists and buffers converted through numpy.asarray; other DLPack producers on the CPU",
+    "import.h": "objects that are no tensor, read through numpy.asarray",
+    "export.h": "the no-framework tensor's docstring and the copy policy's hint name py::numpy",
+    "refusal.h": "the explanations of numpy.asarray's refusals",
+    "frameworks/registry.h": "the list; NumPy allocates CPU tensors of frameworks without an allocator",
+    "frameworks/jax.h": "copies JAX cannot adopt, and CPU conversions, go through NumPy",
+    "frameworks/tensorflow.h": "copies TensorFlow cannot adopt, and F-order conversions, go through NumPy",
+    "frameworks/paddle.h": "F-order conversions go through NumPy",
+    "frameworks/pytorch_checks.h": "the float8 refusal suggests py::numpy",
+}
+
+
+def code(path: Path) -> str:
+    text = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
+    lines = [re.sub(r"//.*", "", line) for line in text.splitlines()]
+    return "\n".join(line for line in lines if not line.lstrip().startswith("#include"))
+
+
+def places(stem: str) -> set:
+    """The places whose code names the framework: its own files as one, every other header by path."""
+    found = set()
+    for h in sorted(HEADERS.rglob("*.h")):
+        rel = h.relative_to(HEADERS).as_posix()
+        if not re.search(NAMES[stem], code(h), re.I):
+            continue
+        own = h.parent == FRAMEWORKS and h.stem.startswith(stem)
+        found.add("<own files>" if own else rel)
+    return found
+
+
+def framework_files():
+    return sorted(h.stem for h in FRAMEWORKS.glob("*.h") if re.search(r"^DLTENSOR_FRAMEWORK_TAG\(", code(h), re.M))
+
+
+def test_every_framework_has_its_file():
+    assert framework_files() == sorted(NAMES)
+
+
+@pytest.mark.parametrize("stem", [s for s in sorted(NAMES) if s != "numpy"])
+def test_a_framework_is_named_in_at_most_three_places(stem):
+    where = places(stem)
+    assert "<own files>" in where
+    assert len(where) <= 3, f"{stem} is named in {sorted(where)}"
+
+
+def test_numpy_is_named_only_where_it_works_for_the_others():
+    assert places("numpy") - {"<own files>"} <= set(NUMPY_PLACES)
+
+
+def test_the_registry_lists_every_framework_once():
+    registry = code(FRAMEWORKS / "registry.h")
+    included = re.findall(r'#include "(\w+)\.h"', (FRAMEWORKS / "registry.h").read_text())
+    for stem in framework_files():
+        assert stem in included, f"registry.h does not include frameworks/{stem}.h"
+        assert registry.count(f"&{stem}_framework") == 1, f"registry.h lists {stem}_framework not exactly once"
+
+
+def test_framework_numbers_are_distinct():
+    numbers = {}
+    for stem in framework_files():
+        m = re.search(r"DLTENSOR_FRAMEWORK_TAG\(\w+,\s*(\d+),", code(FRAMEWORKS / f"{stem}.h"))
+        numbers[stem] = int(m.group(1))
+    assert len(set(numbers.values())) == len(numbers), numbers
+    assert not {0, 6, 7} & set(numbers.values()), "0, 6 and 7 are none, memview and array_api"
+
+
+def test_only_the_registry_brings_in_framework_files():
+    """Outside frameworks/, headers include the registry or the record's definition, never one framework."""
+    for h in sorted(HEADERS.glob("*.h")):
+        for inc in re.findall(r'#include "frameworks/(\w+)\.h"', h.read_text()):
+            assert inc in ("registry", "framework"), f"{h.name} includes frameworks/{inc}.h"

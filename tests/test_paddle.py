@@ -1,0 +1,29 @@
+"""PaddlePaddle as a framework (tests/paddle_cases.py), run in a process of its own: PaddlePaddle 3.3
+crashes the interpreter (SIGSEGV while loading its own library) when it is imported after TensorFlow,
+which the rest of the suite imports, and it installs C-level handlers for SIGINT, SIGSEGV and other
+signals that the interrupt and crash tests of this suite must not see. The child process runs the same
+backends and import paths as this session (DLTENSOR_BACKENDS / DLTENSOR_PATHS pass through)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+def paddle_installed() -> bool:
+    """Without importing it here (see the module docstring)."""
+    import importlib.util
+    return importlib.util.find_spec("paddle") is not None
+
+
+@pytest.mark.skipif(not paddle_installed(), reason="PaddlePaddle is not installed (the test extras install it)")
+def test_paddle_cases_pass_in_a_process_without_tensorflow():
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+                           str(HERE / "paddle_cases.py")],
+                          cwd=HERE.parent, capture_output=True, text=True, timeout=1800, env=dict(os.environ))
+    tail = (proc.stdout + proc.stderr)[-6000:]
+    assert proc.returncode == 0, tail
+    assert " passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1], tail
