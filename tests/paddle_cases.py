@@ -262,3 +262,19 @@ def test_paddle_and_torch_in_one_process(m):
     t = paddle.to_tensor(VALUES)
     assert m.producers.read_f32(torch.from_dlpack(t)) == VALUES
     assert m.producers.read_f32(paddle.from_dlpack(torch.tensor(VALUES))) == VALUES
+
+
+def test_kept_tensor_released_without_the_gil_keeps_paddles_tensor_valid(m):
+    t = paddle.to_tensor(VALUES)
+    m.common.keep(t)
+    m.common.keep(t[1:])  # a view too
+    m.ownership.release_kept_without_gil()  # C++ drops its references from a thread without the GIL
+    gc.collect()
+    assert values(t) == VALUES
+
+
+def test_returned_tensor_outlives_the_module_function_and_gc(m):
+    out = m.paddle.empty_f32(2, 2)
+    gc.collect()
+    doubled = out * 2  # Paddle computes on the memory dltensor allocated through it
+    assert values(doubled) == [[0, 2], [4, 6]]

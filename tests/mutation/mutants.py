@@ -99,8 +99,8 @@ MUTANTS = [
            "a buffer export handed to its owner capsule is still released by the guard: freed twice",
            t(IMPORT, "test_buffer_protocol_objects_are_accepted", "test_buffer_protocol_dtypes_and_read_only")),
     Mutant("bfloat16_numpy_reader_skipped", "import.h",
-           "if (m == mismatch::invalid && f && f->read) m = import_own(src, *f, r, out, false);",
-           "if (m == mismatch::invalid && f && f->read && false) m = import_own(src, *f, r, out, false);",
+           "if (m == mismatch::invalid && f && f->read) m = import_own(src, f->read, r, out, false);",
+           "if (m == mismatch::invalid && f && f->read && false) m = import_own(src, f->read, r, out, false);",
            "ml_dtypes bfloat16 arrays (no public route) are not read from NumPy's structures",
            t(PRODUCERS, "test_bfloat16_parameters_read_every_producer", "test_bfloat16_numpy_writes_reach_the_array")),
 

@@ -35,10 +35,11 @@ inline py_ref numpy_array_of(PyObject *src, const requirements &r) noexcept {
     py_ref arr(asarray ? PyObject_Vectorcall(asarray, args, dtype ? 2 : 1, nullptr) : nullptr);
     char *detail = last_refusal().detail;
     detail[0] = '\0';
-    if (!arr) {  // NumPy's reason ("ValueError: could not convert string to float: ..."), or kept for the caller
+    if (!arr) {  // NumPy's reason ("could not convert string to float: ..."), or kept for the caller
         absorb_producer_error(src);
-        const char *reason = producer_reason(src);
-        std::strncpy(detail, reason ? reason : "", sizeof last_refusal().detail - 1);
+        const char *reason = producer_reason(src);  // "ValueError: ...": NumPy's words alone
+        const char *words = reason ? std::strstr(reason, ": ") : nullptr;
+        std::strncpy(detail, words ? words + 2 : "", sizeof last_refusal().detail - 1);
         detail[sizeof last_refusal().detail - 1] = '\0';
         forget_producer_reason();
     }

@@ -346,7 +346,7 @@ inline PyObject *export_view_of(tensor_handle *h, const dlpack::Tensor &view, in
 
 /// Hands `h` to a framework through its DLPack exchange API (`managed_tensor_to_py_object_no_sync`): its
 /// tensor over the memory of `h`, a new reference, or NULL with an error set.
-inline PyObject *export_through_exchange_api(const dlpack::ExchangeAPI *api, tensor_handle *h) noexcept {
+DLTENSOR_HOT_INLINE PyObject *export_through_exchange_api(const dlpack::ExchangeAPI *api, tensor_handle *h) noexcept {
     auto *mt = detail::exported_tensor<dlpack::ManagedTensorVersioned>::create(h);
     if (!mt) return nullptr;
     void *o = nullptr;

@@ -95,11 +95,13 @@ inline mismatch import_exchange(PyObject *src, const producer_info &info, const 
 /// object itself is the owner, so the view stays valid as long as the tensor does (NumPy refuses to resize
 /// an array that others reference). `exact`: only the framework's main type (`numpy.ndarray` itself); else
 /// also what only this reader can read (ml_dtypes' bfloat16 and float8, which have no public route).
-inline mismatch import_own(PyObject *src, const framework &f, const requirements &r, imported &out,
+/// `read`: the framework's `read` hook, or (NumPy's, on the hot path) that function itself, so that it inlines.
+template <typename Read>
+inline mismatch import_own(PyObject *src, Read &&read, const requirements &r, imported &out,
                            bool exact = true) noexcept {
     dlpack::Tensor &t = out.tensor;  // filled in place (every field): no copy of the view on the hot path
     bool read_only;
-    if (!f.read(src, t, out.shape, out.strides, read_only, exact)) return mismatch::invalid;
+    if (!read(src, t, out.shape, out.strides, read_only, exact)) return mismatch::invalid;
     // No validate(): the reader's view satisfies it by construction. NumPy's bounds ndim and admits only
     // supported dtypes on the CPU; NumPy itself keeps extents non-negative, the byte size within an intp,
     // and the data pointer non-NULL.
@@ -136,22 +138,35 @@ inline mismatch import_portable(PyObject *src, const producer_info &info, const 
     return m;
 }
 
-/// Imports `src` through its type's route (the portable one with the fast paths off).
-inline mismatch import_by_route(PyObject *src, const producer_info &info, const requirements &r,
-                                imported &out) noexcept {
-    const route path = fast_paths_enabled() ? (route) info.path : route::portable;
-    if (path == route::exchange) return import_exchange(src, info, r, out);
+/// The routes after the first try: the portable one, and a framework's own reader for what only it can read
+/// (NumPy's: ml_dtypes' arrays, also subclasses). Out of line: the hot path is import_by_route()'s first try.
+inline mismatch import_by_other_routes(PyObject *src, const producer_info &info, const requirements &r,
+                                       imported &out, route path) noexcept {
     const framework *f = framework_by_id(info.kind);
     mismatch m = mismatch::invalid;
-    if (path == route::own) m = import_own(src, *f, r, out);
+    if (path == route::own && f != &numpy_framework) m = import_own(src, f->read, r, out);
     if (m == mismatch::invalid) m = import_portable(src, info, r, out);  // not a plain, exact ndarray
-    if (m == mismatch::invalid && f && f->read) m = import_own(src, *f, r, out, false);  // ml_dtypes
+    if (m == mismatch::invalid && f && f->read) m = import_own(src, f->read, r, out, false);  // ml_dtypes
     return m;
 }
 
-/// Completes the calling thread's refusal record (refusal.h) for `src`; returns false for the caller.
+/// Imports `src` through its type's route (the portable one with the fast paths off). NumPy's reader is
+/// called directly (inlined: the hot path of NumPy arguments), any other framework's by pointer.
+DLTENSOR_HOT_INLINE mismatch import_by_route(PyObject *src, const producer_info &info, const requirements &r,
+                                             imported &out) noexcept {
+    const route path = fast_paths_enabled() ? (route) info.path : route::portable;
+    if (path == route::exchange) return import_exchange(src, info, r, out);
+    if (path == route::own && info.kind == fw_numpy) {
+        const mismatch m = import_own(src, frameworks::numpy::read, r, out);
+        if (m != mismatch::invalid) return m;
+    }
+    return import_by_other_routes(src, info, r, out, path);
+}
+
+/// Completes the calling thread's refusal record (refusal.h) for `src`, whose framework is `f` (NULL: none
+/// or not known); returns false for the caller.
 inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch why, bool not_a_tensor,
-                   bool converted) noexcept {
+                   bool converted, const framework *f = nullptr) noexcept {
     refusal &rec = last_refusal();
     if (why != mismatch::shape && why != mismatch::dtype && why != mismatch::device && why != mismatch::order &&
         why != mismatch::read_only && why != mismatch::misaligned)
@@ -165,10 +180,7 @@ inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch 
     // A dtype that validate() or the NumPy reader refused during this import (requirements.h): named.
     rec.unsupported = why == mismatch::invalid ? unsupported_dtype_seen() : dlpack::DataType{0, 0, 0};
     unsupported_dtype_seen() = {0, 0, 0};
-    public_type_name(Py_TYPE(src), rec.type_name, sizeof rec.type_name);
-    producer_info info;  // the type's cached entry: never made or read in a sub-interpreter
-    const framework *f = in_main_interpreter() && producer_of(Py_TYPE(src), info) ? framework_by_id(info.kind)
-                                                                                   : nullptr;
+    public_type_name(Py_TYPE(src), f, rec.type_name, sizeof rec.type_name);
     rec.immutable_framework = f && f->immutable ? f->name : nullptr;
     rec.framework_reason = f && f->reason ? f->reason(why, r.read_only) : nullptr;
     if (why == mismatch::invalid && !not_a_tensor && !converted) {  // the producer's own reason, if it gave one
@@ -189,11 +201,12 @@ DLTENSOR_REFUSAL_PATH bool refuse_in_sub_interpreter(PyObject *src, const requir
 
 /// A lazy PyTorch module's placeholder parameter or buffer (producer_info::uninitialized), refused with
 /// PyTorch's own reason.
-DLTENSOR_REFUSAL_PATH bool refuse_uninitialized(PyObject *src, const requirements &r, bool convert) noexcept {
+DLTENSOR_REFUSAL_PATH bool refuse_uninitialized(PyObject *src, const requirements &r, bool convert,
+                                                const framework *f) noexcept {
     PyErr_SetString(PyExc_ValueError, "Attempted to use an uninitialized parameter (a lazy module's "
                                       "placeholder: run the module once first)");
     absorb_producer_error(src);
-    return refuse(src, r, convert, mismatch::invalid, false, false);
+    return refuse(src, r, convert, mismatch::invalid, false, false, f);
 }
 
 /// A tensor a route accepted: PyTorch learns of C++ writes, the owner keeps the source alive, and the
@@ -212,7 +225,7 @@ DLTENSOR_HOT_INLINE bool accept(PyObject *src, const producer_info &info, const 
         if (!pair) {
             PyErr_Clear();
             out.owner = py_ref();
-            return refuse(src, r, convert, mismatch::invalid, false, false);
+            return refuse(src, r, convert, mismatch::invalid, false, false, framework_by_id(info.kind));
         }
         // Invisible to the garbage collector, like the tensor that holds it: a class that reports its
         // tensor members (nb::find) accounts for the source's reference itself.
@@ -228,15 +241,16 @@ DLTENSOR_HOT_INLINE bool accept(PyObject *src, const producer_info &info, const 
 /// allowed and may help (conversion.h), else refused.
 DLTENSOR_REFUSAL_PATH bool import_converted(PyObject *src, const producer_info &info, const requirements &r,
                                             bool convert, mismatch why, imported &out) noexcept {
-    if (!convert || !conversion_may_fix(r, out.seen, why)) return refuse(src, r, convert, why, false, false);
+    const framework *f = framework_by_id(info.kind);
+    if (!convert || !conversion_may_fix(r, out.seen, why)) return refuse(src, r, convert, why, false, false, f);
     PyTypeObject *tp = Py_TYPE(src);
     const bool plain_buffer = has_buffer_protocol(tp) && !_PyType_Lookup(tp, py_names::get().dlpack_method);
     // Where the refused tensor lives (its facts were recorded by the check that refused it).
     const bool on_cpu = last_refusal().tensor_known && last_refusal().device_type == dlpack::cpu;
-    const py_ref converted = convert_with_producer(src, framework_by_id(info.kind), plain_buffer, r, out.seen, why, on_cpu);
-    if (!converted) return refuse(src, r, convert, why, false, false);
+    const py_ref converted = convert_with_producer(src, f, plain_buffer, r, out.seen, why, on_cpu);
+    if (!converted) return refuse(src, r, convert, why, false, false, f);
     const bool ok = import_tensor(converted.get(), r, false, out);  // the owner keeps the copy's memory alive
-    return ok || refuse(src, r, convert, last_refusal().why, false, true);
+    return ok || refuse(src, r, convert, last_refusal().why, false, true, f);
 }
 
 /// An object that is no tensor (a list, tuple, number, `__array__` object): `numpy.asarray` with the
@@ -272,7 +286,7 @@ inline bool import_tensor(PyObject *src, const requirements &r, bool convert, im
     producer_info info;
     if (!detail::producer_of(Py_TYPE(src), info))  // neither __dlpack__ nor a buffer
         return detail::import_array_like(src, r, convert, out);
-    if (info.uninitialized) return detail::refuse_uninitialized(src, r, convert);
+    if (info.uninitialized) return detail::refuse_uninitialized(src, r, convert, framework_by_id(info.kind));
     const mismatch m = detail::import_by_route(src, info, r, out);
     if (m == mismatch::none) return detail::accept(src, info, r, convert, out);
     return detail::import_converted(src, info, r, convert, m, out);

@@ -29,24 +29,29 @@ enum class route : uint8_t {
 
 namespace detail {
 
-/// The public, module-qualified name of a type, for explanations: a framework's public type where it names
-/// one (`jax.Array` and `tensorflow.Tensor` for those frameworks' private array types, `torch.Tensor`),
-/// `module.Name` for other classes (`numpy.ndarray`, `dltensor.Tensor`), builtins unqualified (`list`,
-/// `PyCapsule`). Refusal path only; leaves no error set.
-inline void public_type_name(PyTypeObject *tp, char *out, std::size_t size) noexcept {
+/// The public, module-qualified name of a type, for explanations: its framework's public type where it
+/// names one and the class is the framework's (`jax.Array` and `tensorflow.Tensor` for those frameworks'
+/// private array types, `torch.Tensor`), else `module.Name` (`numpy.ndarray`, `dltensor.Tensor`, a user's
+/// subclass), builtins unqualified (`list`, `PyCapsule`). `f`: the type's framework (producer.h's entry),
+/// NULL for none. Refusal path only; leaves no error set.
+inline void public_type_name(PyTypeObject *tp, const framework *f, char *out, std::size_t size) noexcept {
     const char *name = tp->tp_name;
     py_ref holder;
     const char *m = std::strchr(name, '.') ? nullptr : module_of((PyObject *) tp, holder);
-    const framework *f = framework_of_module(m ? m : name);
-    if (f && f->public_type) {
+    if (f && f->public_type && in_packages(m ? m : name, f->packages)) {
         const char *dot = std::strrchr(f->public_type, '.');
-        if (f->public_type_always || std::strcmp(dot ? dot + 1 : f->public_type, name) == 0) {
-            std::snprintf(out, size, "%s", f->public_type);
-            return;
-        }
+        if (f->public_type_always || std::strcmp(dot ? dot + 1 : f->public_type, name) == 0) m = nullptr, name = f->public_type;
     }
     if (m && std::strcmp(m, "builtins") == 0) m = nullptr;
-    std::snprintf(out, size, "%s%s%s", m ? m : "", m ? "." : "", name);
+    // "module.name", truncated to `size` (no snprintf: its format parsing costs a refused overload as much
+    // as the rest of the refusal)
+    std::size_t n = 0;
+    auto put = [&](const char *text) {
+        for (; *text && n + 1 < size; ++text) out[n++] = *text;
+    };
+    if (m) put(m), put(".");
+    put(name);
+    if (size) out[n] = '\0';
 }
 
 inline bool has_buffer_protocol(PyTypeObject *tp) noexcept {

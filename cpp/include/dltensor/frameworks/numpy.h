@@ -111,7 +111,7 @@ inline py_ref convert(PyObject *src, const conversion_request &c) noexcept {
     return c.dtype ? astype_copy(src, c) : py_ref();
 }
 
-inline PyObject *to_python(tensor_handle *h, bool copy) noexcept {
+DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     const dlpack::Tensor &t = h->tensor();
     if (t.ndim > numpy_max_ndim) {
         PyErr_Format(PyExc_ValueError, "dltensor: a NumPy array has at most %d dimensions; this tensor has %d",

@@ -70,7 +70,7 @@ struct numpy_c_api {
     /// A new `numpy.ndarray` over the memory of `t` (which `can_describe`), writable unless `read_only`,
     /// whose base is `base` (stolen, also on failure): the object that keeps the memory alive. NULL with
     /// an error set on failure.
-    PyObject *array_over(const dlpack::Tensor &t, bool read_only, PyObject *base) const noexcept {
+    DLTENSOR_HOT_INLINE PyObject *array_over(const dlpack::Tensor &t, bool read_only, PyObject *base) const noexcept {
         Py_ssize_t dims[dlpack::max_ndim], strides[dlpack::max_ndim];
         const Py_ssize_t item = (Py_ssize_t) (t.dtype.bits / 8);
         Py_ssize_t step = item;

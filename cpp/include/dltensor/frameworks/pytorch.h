@@ -90,7 +90,7 @@ inline py_ref convert(PyObject *src, const conversion_request &c) noexcept {
     return torch_converted(src, c.dtype, c.order, c.fresh);
 }
 
-inline PyObject *to_python(tensor_handle *h, bool copy) noexcept {
+DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     const dlpack::Tensor &t = h->tensor();
     if (is_float8_code(t.dtype.code) && !torch_has_dtype(small_float_name(t.dtype.code)))
         return nullptr;  // TypeError set: this PyTorch has no such dtype

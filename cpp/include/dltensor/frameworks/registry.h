@@ -67,6 +67,9 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
     // A framework without read-only tensors gets a read-only tensor as a copy, so that its writes never
     // reach read-only memory (a read-only NumPy array, an immutable JAX array, a const C++ buffer).
     if (h->read_only() && f->copies_read_only) copy = true;
+    // NumPy's and PyTorch's called directly (inlined: the hot paths of returns), any other's by pointer.
+    if (f == &numpy_framework) return frameworks::numpy::to_python(h, copy);
+    if (f == &pytorch_framework) return frameworks::pytorch::to_python(h, copy);
     return f->to_python(h, copy);
 }
 
