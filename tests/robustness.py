@@ -326,7 +326,7 @@ def torch_specials(s):
 
 def key_set(s):
     f = "tests/test_torch_key_set.py"
-    what = ("PyTorch's negative/conjugate bits read from the tensor's calibrated key set (`torch_key_set.h`): "
+    what = ("PyTorch's negative/conjugate bits read from the tensor's calibrated key set (`frameworks/pytorch_key_set.h`): "
             f"the read itself ({s.count(f):,} tests: calibration, agreement with `is_neg()` / `is_conj()` on "
             f"{len(s.module(f).TENSORS)} kinds of tensor, in-place flips, the guard, the switch and "
             "`DLTENSOR_TORCH_KEY_SET`, calibration racing on 8 threads), and every other PyTorch test run again "
