@@ -436,7 +436,7 @@ MUTANTS = [
            "        case Policy::reference_internal: return return_policy::view;",
            "reference_internal is mapped as reference: the parent is not kept alive",
            t(EXPORT, "test_reference_internal_keeps_the_parent_alive")),
-    Mutant("pytorch_copy_is_a_view", "frameworks/pytorch.h",
+    Mutant("pytorch_copy_is_a_view", "export.h",
            "return out && copy ? call_method(out.get(), \"clone\").release() : out.release();",
            "return out.release();",
            "rv_policy::copy returns a py::pytorch view of C++ memory",

@@ -360,6 +360,22 @@ DLTENSOR_HOT_INLINE PyObject *export_through_exchange_api(const dlpack::Exchange
     return static_cast<PyObject *>(o);
 }
 
+/// A framework with a DLPack exchange API and `<module>.from_dlpack` (PyTorch, Paddle) takes `h`: through
+/// `api` (the framework's table; NULL with the fast paths off or without one), else `from_dlpack` of a
+/// `dltensor.Tensor`; a copy is the result's `clone()`. A new reference, or NULL with an error set.
+DLTENSOR_HOT_INLINE PyObject *export_to_exchange_framework(const dlpack::ExchangeAPI *api, const char *module,
+                                                           tensor_handle *h, bool copy) noexcept {
+    py_ref out;
+    if (api) {
+        out = py_ref(export_through_exchange_api(api, h));
+    } else {
+        const py_ref obj(make_exported(h));
+        if (!obj) return nullptr;
+        out = call_function(module, "from_dlpack", obj.get());
+    }
+    return out && copy ? call_method(out.get(), "clone").release() : out.release();
+}
+
 /// What a copying return policy raises for a tensor that has no framework to be copied into: no
 /// framework annotation (or `array_api` / `memview`, which cannot own a copy), and not imported from a
 /// framework's tensor.

@@ -8,7 +8,6 @@
 #include <Python.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 
 #include "dlpack.h"

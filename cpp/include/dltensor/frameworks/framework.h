@@ -130,23 +130,6 @@ inline py_ref astype_copy(PyObject *src, const conversion_request &c, bool with_
                       : call_method(src, "astype", args, 1);
 }
 
-/// `tensor.flip(dims)`: a copy with those dimensions reversed. Steals `tensor`; a new reference, or NULL
-/// with an error set. Turns the positive-stride view of a negative-stride tensor (strides.h) into the
-/// tensor it views, for frameworks that cannot import negative strides (PyTorch aborts the process on them,
-/// Paddle fails to allocate).
-inline PyObject *flip_copy(PyObject *tensor, const int64_t *dims, int32_t n) noexcept {
-    const py_ref t(tensor);
-    if (!t) return nullptr;
-    py_ref list(PyTuple_New(n));
-    for (int32_t i = 0; list && i < n; ++i) {
-        PyObject *d = PyLong_FromLongLong(dims[i]);
-        if (!d) { list = py_ref(); break; }
-        PyTuple_SET_ITEM(list.get(), i, d);
-    }
-    PyObject *args[] = {list.get()};
-    return list ? call_method(t.get(), "flip", args, 1).release() : nullptr;
-}
-
 } // namespace dlt
 
 /// A framework's annotation tag (`py::numpy`, ...; the pybind11 backend's, nanobind has its own for the

@@ -81,9 +81,7 @@ inline PyObject *numpy_empty_cpu(dlpack::DataType dtype, size_t ndim, char order
         return nullptr;
     }
     bool read_only;
-    const numpy_arrays &reader = numpy_arrays::get();
-    if (!reader.view(array.get(), out.tensor, out.shape, out.strides, read_only, true) &&
-        !reader.view(array.get(), out.tensor, out.shape, out.strides, read_only, false)) {
+    if (!numpy_arrays::get().view_made(array.get(), out.tensor, out.shape, out.strides, read_only)) {
         PyErr_SetString(PyExc_RuntimeError, "dltensor::empty(): NumPy allocated an unreadable array");
         return nullptr;
     }

@@ -174,6 +174,12 @@ struct numpy_arrays {
         return false;
     }
 
+    /// view() of an array dltensor had NumPy make (a copy, an allocation): the fast path's reader, else
+    /// (misaligned ml_dtypes arrays) the ml_dtypes one.
+    bool view_made(PyObject *obj, dlpack::Tensor &t, int64_t *shape, int64_t *strides, bool &read_only) const noexcept {
+        return view(obj, t, shape, strides, read_only, true) || view(obj, t, shape, strides, read_only, false);
+    }
+
     /// Fills `t` (shape and strides in the caller's `shape`/`strides`, max_ndim entries each) and
     /// `read_only`. The view is valid while `obj` is alive. `exact`: only `numpy.ndarray` itself (the
     /// fast path); else also subclasses, for the dtypes that only this reader can read (ml_dtypes' bfloat16

@@ -135,9 +135,7 @@ inline PyObject *from_c_ordered_copy(tensor_handle *h) noexcept {
     dlpack::Tensor c;
     int64_t shape[dlpack::max_ndim], strides[dlpack::max_ndim];
     bool read_only;
-    const numpy_arrays &reader = numpy_arrays::get();
-    if (!reader.view(array.get(), c, shape, strides, read_only, true) &&
-        !reader.view(array.get(), c, shape, strides, read_only, false)) {
+    if (!numpy_arrays::get().view_made(array.get(), c, shape, strides, read_only)) {
         PyErr_SetString(PyExc_RuntimeError, "dltensor: NumPy made an unreadable copy");
         return nullptr;
     }
@@ -152,16 +150,7 @@ inline PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     const dlpack::Tensor &t = h->tensor();
     if (!has_dtype(t.dtype)) return nullptr;
     if (has_negative_stride(t)) return from_c_ordered_copy(h);
-    const dlpack::ExchangeAPI *api = fast_paths_enabled() ? process::get().api : nullptr;
-    py_ref out;
-    if (api) {
-        out = py_ref(export_through_exchange_api(api, h));
-    } else {
-        const py_ref obj(make_exported(h));
-        if (!obj) return nullptr;
-        out = call_function("paddle", "from_dlpack", obj.get());
-    }
-    return out && copy ? call_method(out.get(), "clone").release() : out.release();
+    return export_to_exchange_framework(fast_paths_enabled() ? process::get().api : nullptr, "paddle", h, copy);
 }
 
 /// `empty()` through `paddle.Tensor`'s exchange API allocator (row-major), on any device Paddle has.

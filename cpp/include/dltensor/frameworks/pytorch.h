@@ -102,19 +102,10 @@ DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
         // PyTorch has no flip kernel for float8: their bits are flipped as uint8, then relabeled.
         const bool float8 = is_float8_code(t.dtype.code);
         if (float8) pos.dtype = {dlpack::uint_, 8, 1};
-        PyObject *flipped = flip_copy(detail::export_view_of(h, pos, fw_pytorch, false), dims, n);
+        PyObject *flipped = torch_flip(detail::export_view_of(h, pos, fw_pytorch, false), dims, n);
         return float8 ? torch_view_as(flipped, small_float_name(t.dtype.code)) : flipped;
     }
-    const dlpack::ExchangeAPI *api = fast_paths_enabled() ? torch_exchange_api() : nullptr;
-    py_ref out;
-    if (api) {
-        out = py_ref(export_through_exchange_api(api, h));
-    } else {
-        const py_ref obj(make_exported(h));
-        if (!obj) return nullptr;
-        out = call_function("torch", "from_dlpack", obj.get());
-    }
-    return out && copy ? call_method(out.get(), "clone").release() : out.release();
+    return export_to_exchange_framework(fast_paths_enabled() ? torch_exchange_api() : nullptr, "torch", h, copy);
 }
 
 /// `empty()` through `torch.Tensor`'s exchange API allocator, on any device (row-major); also what other

@@ -187,6 +187,23 @@ private:
     py_ref ctx_;
 };
 
+/// `tensor.flip(dims)`: a copy with those dimensions reversed. Steals `tensor`; a new reference, or NULL
+/// with an error set. Returns the positive-stride view of a negative-stride tensor (strides.h) as the
+/// tensor it views: PyTorch tensors cannot have negative strides, and `torch.from_dlpack` aborts the
+/// process on them.
+inline PyObject *torch_flip(PyObject *tensor, const int64_t *dims, int32_t n) noexcept {
+    const py_ref t(tensor);
+    if (!t) return nullptr;
+    py_ref list(PyTuple_New(n));
+    for (int32_t i = 0; list && i < n; ++i) {
+        PyObject *d = PyLong_FromLongLong(dims[i]);
+        if (!d) { list = py_ref(); break; }
+        PyTuple_SET_ITEM(list.get(), i, d);
+    }
+    PyObject *args[] = {list.get()};
+    return list ? call_method(t.get(), "flip", args, 1).release() : nullptr;
+}
+
 /// A copy of PyTorch tensor `src` that C++ can read: conjugate and negative views materialized (no-ops
 /// otherwise), then `.to(torch.<dtype>)` where `dtype` (a dtype name, e.g. "float32") is given,
 /// `.clone()` when `fresh` (a misaligned tensor: only a fresh copy is aligned), then `order` 'C' or 'F'
