@@ -15,6 +15,7 @@ same arguments as plain objects (returns: no argument, returning a float): what 
 any tensor work. Progress (builds, one line per row) goes to stderr; the table to stdout.
 """
 import argparse
+import json
 import importlib
 import statistics
 import sys
@@ -414,6 +415,7 @@ def main(argv=None):
     number, repeat = (2000, 3) if args.quick else (20000, 15)
     run = "quick run, indicative only" if args.quick else "full run"
 
+    started = time.monotonic()
     nb, pb, tvm = load_modules()
     progress(f"[bench] measuring {row_count()} rows ({run}: median of {repeat} x {number} calls per cell)")
     rows = measure(nb, pb, tvm, number, repeat)
@@ -430,6 +432,9 @@ def main(argv=None):
     (out / f"{stem}.md").write_text(table + "\n\nRecorded " + time.strftime("%Y-%m-%d %H:%M:%S") + "\n")
     print(f"\nsaved {out / (stem + '.md')}")
     plot(rows, out / f"{stem}.png", run)
+    if record:  # the main job's own time, for README's table of how long things take (tests/setup_times.py)
+        times = {"python bench/run.py": round(time.monotonic() - started), "recorded": time.strftime("%Y-%m-%d")}
+        (HERE / "results" / "bench_time.json").write_text(json.dumps(times, indent=1) + "\n")
     if args.update_readme:
         readme = HERE.parent / "README.md"
         text = readme.read_text()

@@ -248,6 +248,35 @@ def lifecycles(s):
             f"{matrix}, + {rest} = {s.count(f):,} subprocesses")
 
 
+def sub_interpreters(s):
+    f = "tests/test_subinterpreters.py"
+    mod = s.module(f)
+    cases = {
+        "test_isolated_sub_interpreter_refuses_to_import_a_module_without_support":
+            "an isolated sub-interpreter imports neither backend's default module",
+        "test_per_interpreter_gil_module_works_in_an_isolated_sub_interpreter":
+            "a pybind11 `per_interpreter_gil()` module's arguments, writes, returns, `adopt()` and kept tensors in "
+            "isolated sub-interpreters, each with its own `dltensor.Tensor` type",
+        "test_concurrent_isolated_sub_interpreter_works_and_leaves_the_main_type_alone":
+            "the same concurrently with the main interpreter, 2,000 calls each",
+        "test_legacy_sub_interpreter_works_and_leaves_no_state_behind": "legacy sub-interpreters on both backends",
+        "test_sub_interpreter_state_lives_and_dies_with_its_interpreter": "the state's lifetime",
+        "test_thread_that_ran_a_destroyed_sub_interpreter_uses_the_next_ones_own_state":
+            "one thread running sub-interpreters destroyed elsewhere",
+        "test_tensor_kept_from_a_dead_sub_interpreter_is_leaked_not_released_by_main":
+            "tensors kept from a destroyed sub-interpreter dropped by the main one",
+        "test_main_interpreter_tensor_dropped_in_a_sub_interpreter_is_leaked_not_released_there":
+            "main-interpreter tensors dropped in sub-interpreters",
+        "test_first_call_in_a_sub_interpreter_may_be_a_return": "a sub-interpreter whose first call is a return",
+    }
+    assert sorted(s.functions(f)) == sorted(cases), f"{f} changed: {s.functions(f)}"
+    what = (f"Each in a subprocess, on Python {' and '.join(mod.VERSIONS)} (pyenv): " + "; ".join(cases.values()))
+    hold = ("right values in every interpreter; no Python object shared between interpreters; a sub-interpreter's "
+            "state counted while it lives and freed with it; a tensor dropped in another interpreter than its own "
+            "is leaked (its owner alive), never released there; no crash")
+    return f"sub-interpreters (`{f}`)", what, hold, f"{s.count(f):,} subprocesses"
+
+
 def properties(s):
     f = "tests/test_properties.py"
     mod = s.module(f)
@@ -389,7 +418,7 @@ def mutation(s):
     return "mutation (`tests/mutation/`)", what, hold, f"{summary['mutants']} mutants (not a pytest run)"
 
 
-ROWS = [producers, returns, producer_rules, lifecycles, properties, bad_input, threads, leaks, torch_specials,
+ROWS = [producers, returns, producer_rules, lifecycles, sub_interpreters, properties, bad_input, threads, leaks, torch_specials,
         key_set, sanitizers, mutation]
 
 

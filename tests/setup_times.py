@@ -1,6 +1,7 @@
 """README.md's table of how long CI's steps take, generated from a measured CI run, never typed.
 
     DLTENSOR_CI_TIMES=bench/results/ci_times.json bash .ci/run   # a clean clone, as CI runs it
+    python bench/run.py --record                                   # also records its own wall time
     python tests/setup_times.py --write                            # rewrites the README block
 
 `tests/test_docs.py` checks that README.md's block is the rendering of bench/results/ci_times.json.
@@ -11,6 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMES = ROOT / "bench" / "results" / "ci_times.json"
+BENCH_TIME = ROOT / "bench" / "results" / "bench_time.json"  # written by `python bench/run.py --record`
 README = ROOT / "README.md"
 START, END = "<!-- ci-times:start -->", "<!-- ci-times:end -->"
 
@@ -19,7 +21,7 @@ def minutes(seconds: int) -> str:
     return f"{seconds} s" if seconds < 90 else f"{seconds / 60:.1f} minutes"
 
 
-def render(times: dict) -> str:
+def render(times: dict, bench: dict) -> str:
     lines = ["Wall times of each `.ci/run` step in a clean clone on a 2-core machine (recorded in "
              "`bench/results/ci_times.json` by `DLTENSOR_CI_TIMES=... bash .ci/run`, rendered by "
              "`python tests/setup_times.py --write`); the first run of each includes its builds, later runs "
@@ -27,6 +29,15 @@ def render(times: dict) -> str:
     for step, seconds in times.items():
         lines.append(f"| `{step}` | {minutes(seconds)} |")
     lines.append(f"| all of `.ci/run` | {minutes(sum(times.values()))} |")
+    full = bench["python bench/run.py"]
+    lines += ["", "The two commands above, from the same steps (the full benchmark's own wall time, its builds "
+              f"included, recorded by `python bench/run.py --record` on {bench['recorded']}):", "",
+              "| command | steps | time |", "|---|---|---|",
+              f"| 1. the main job | `pip install torch`, `pip install .[bench]`, `python bench/run.py` (full run: "
+              f"{minutes(full)}) | "
+              f"{minutes(times['pip install torch'] + times['pip install .[bench]'] + full)} |",
+              f"| 2. the tests | `pip install torch`, `pip install .[test]`, `python -m pytest` | "
+              f"{minutes(times['pip install torch'] + times['pip install .[test]'] + times['python -m pytest'])} |"]
     return "\n".join(lines)
 
 
@@ -36,7 +47,7 @@ def block(text: str) -> str:
 
 
 def main(argv):
-    expected = render(json.loads(TIMES.read_text()))
+    expected = render(json.loads(TIMES.read_text()), json.loads(BENCH_TIME.read_text()))
     text = README.read_text()
     if "--write" in argv:
         start, end = text.index(START) + len(START), text.index(END)

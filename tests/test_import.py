@@ -117,6 +117,16 @@ def test_buffer_protocol_objects_are_accepted(m, make, expected):
     assert m.common.values(make()) == expected
 
 
+def test_buffer_export_is_released_with_its_last_tensor(m):
+    b = bytearray(b"\x01\x02\x03")
+    m.common.keep(b)  # C++ holds the buffer export
+    with pytest.raises(BufferError):
+        b.extend(b"\x04")  # an exported bytearray cannot resize
+    m.common.release_kept()
+    b.extend(b"\x04")  # released with the tensor
+    assert b == bytearray(b"\x01\x02\x03\x04")
+
+
 def test_buffer_protocol_dtypes_and_read_only(m):
     assert m.common.describe(array.array("f", [1.0]))["dtype"] == FLOAT32
     assert m.common.describe(array.array("H", [1]))["dtype"] == (1, 16, 1)

@@ -99,6 +99,10 @@ void init_producers(py::module_ &parent) {
     m.def("f32_address", [](py::dltensor<const float> x) { return (uintptr_t) x.data(); });
     m.def("f64_address", [](py::dltensor<const double> x) { return (uintptr_t) x.data(); });
     m.def("write_f64_address", [](py::dltensor<double> x) { return (uintptr_t) x.data(); });
+    // dltensor's own framework-less return, as a producer: a copy of `x` in a dltensor.Tensor.
+    m.def("framework_less_copy", [](py::dltensor<const float, py::ndim<1>, py::c_contig> x) {
+        return py::dltensor<float, py::ndim<1>>::copy_of(x.data(), {x.shape(0)});
+    });
 
     // Returns: a 2x3 tensor of any dtype, in any layout, to each framework (or none).
     m.def("ret_numpy", &make_named<py::numpy>);

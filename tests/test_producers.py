@@ -136,6 +136,10 @@ try:  # producers the test extras install (pyproject.toml); absent elsewhere
     import pyarrow as pa
     PRODUCERS["pyarrow array"] = lambda tmp: Case(pa.array(VALUES, pa.float32()), None, writable=False)
     PRODUCERS["pyarrow slice"] = lambda tmp: Case(pa.array([0.0, *VALUES], pa.float32()).slice(1), None, writable=False)
+    # No __dlpack__: read through numpy.asarray, so only for read-only parameters that allow conversion.
+    PRODUCERS["pyarrow chunked"] = lambda tmp: Case(pa.chunked_array([pa.array(VALUES[:1], pa.float32()),
+                                                                      pa.array(VALUES[1:], pa.float32())]),
+                                                    None, writable=False, direct=False)
 except ImportError:
     pass
 try:
@@ -146,8 +150,21 @@ except ImportError:
     pass
 
 
-@pytest.fixture(params=sorted(PRODUCERS))
-def case(request, tmp_path):
+def _framework_less(m):
+    t = m.producers.framework_less_copy(np.array(VALUES, np.float32))
+    assert type(t).__name__ == "Tensor"
+    return Case(t, lambda: memoryview(t).tolist())
+
+
+MODULE_PRODUCERS = {  # producers made by the extension under test
+    "dltensor.Tensor": _framework_less,
+}
+
+
+@pytest.fixture(params=sorted(PRODUCERS) + sorted(MODULE_PRODUCERS))
+def case(request, tmp_path, m):
+    if request.param in MODULE_PRODUCERS:
+        return MODULE_PRODUCERS[request.param](m)
     return PRODUCERS[request.param](tmp_path)
 
 

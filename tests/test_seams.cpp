@@ -113,6 +113,7 @@ void init_seams(py::module_ &parent) {
     }, py::arg("x"), py::arg("workers"));
     m.def("ro_f32", &sum_of<float>, py::arg("x"));
     m.def("ro_f64", &sum_of<double>, py::arg("x"));
+    m.def("ro_f32_noconvert", &sum_of<float>, py::arg("x").noconvert());
     m.def("wr_f32", [](py::dltensor<float, py::ndim<1>> x) { return x.shape(0); }, py::arg("x"));
     // By const reference: the binding library passes the caster's own value (not moved out of it).
     m.def("wr_f32_ref", [](const py::dltensor<float, py::ndim<1>> &x) { return x.shape(0); }, py::arg("x"));

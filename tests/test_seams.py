@@ -379,9 +379,10 @@ def test_refusal_note_keeps_the_producers_reason(m, make, reason):
     assert reason in notes_of(m.seams.ro_f32, make())
 
 
-def test_refusal_note_keeps_pyarrow_reason_for_nulls(m):
+@pytest.mark.parametrize("fn", ["ro_f32", "ro_f32_noconvert", "wr_f32"])
+def test_refusal_note_keeps_pyarrow_reason_for_nulls(m, fn):
     pa = pytest.importorskip("pyarrow")
-    assert "its producer said:" in notes_of(m.seams.ro_f32, pa.array([1.0, None, 2.0], type=pa.float32()))
+    assert "its producer said:" in notes_of(getattr(m.seams, fn), pa.array([1.0, None, 2.0], type=pa.float32()))
 
 
 def test_jax_array_into_writable_parameter_says_jax_arrays_are_immutable(m):
@@ -452,6 +453,11 @@ def _fake_tensor():
         return torch.ones(3)
 
 
+def _two_tensor():
+    from torch.testing._internal.two_tensor import TwoTensor  # a dispatch (wrapper) subclass: no storage
+    return TwoTensor(torch.ones(3), torch.ones(3))
+
+
 UNBINDABLE = {  # kind: (make, whether PyTorch itself gives a reason to keep)
     "nested": (lambda: torch.nested.nested_tensor([torch.ones(2), torch.ones(3)]), True),
     "sparse": (lambda: torch.eye(3).to_sparse(), True),
@@ -459,11 +465,15 @@ UNBINDABLE = {  # kind: (make, whether PyTorch itself gives a reason to keep)
     "fake": (_fake_tensor, False),
     "zero tensor": (lambda: torch._efficientzerotensor(3), False),
     "lazy parameter": (lambda: torch.nn.parameter.UninitializedParameter(), True),
+    "dispatch wrapper": (_two_tensor, False),
 }
 
 
+PARAMETER_KINDS = ["ro_f32", "ro_f32_noconvert", "wr_f32"]  # read-only, read-only without conversion, writable
+
+
 @pytest.mark.parametrize("kind", UNBINDABLE)
-@pytest.mark.parametrize("fn", ["ro_f32", "wr_f32"])
+@pytest.mark.parametrize("fn", PARAMETER_KINDS)
 def test_unbindable_pytorch_tensors_are_refused_with_pytorch_reason(m, kind, fn):
     make, has_reason = UNBINDABLE[kind]
     with torch.no_grad():
@@ -474,3 +484,24 @@ def test_unbindable_pytorch_tensors_are_refused_with_pytorch_reason(m, kind, fn)
     assert notes, "a refusal note"
     if has_reason:
         assert "its producer said:" in notes, notes
+
+
+FUNCTORCH = {  # transform: runs `body` on the wrapper the transform passes it
+    "vmap": lambda body: torch.func.vmap(body)(torch.ones(2, 3)),
+    "grad": lambda body: torch.func.grad(lambda x: (body(x), x.sum())[1])(torch.ones(3)),
+}
+
+
+@pytest.mark.parametrize("transform", FUNCTORCH)
+@pytest.mark.parametrize("fn", PARAMETER_KINDS)
+def test_functorch_wrappers_are_refused_inside_transforms(m, transform, fn):
+    seen = []
+
+    def body(x):
+        with pytest.raises(TypeError) as info:
+            dltensor.explain(getattr(m.seams, fn), x)
+        seen.append("\n".join(getattr(info.value, "__notes__", [])))
+        return x
+
+    FUNCTORCH[transform](body)
+    assert len(seen) == 1 and seen[0], "refused, with a note"

@@ -143,6 +143,13 @@ VERSIONS_MODULE_DEF(VERSIONS_MODULE, m) {
         return rw_vector(data, {n}, owner);
     });
 
+    // Export: a container handed over (adopt: no framework needed to allocate).
+    m.def("adopt_range", [](size_t n) {
+        std::vector<double> v(n);
+        for (size_t i = 0; i < n; ++i) v[i] = (double) i;
+        return rw_vector::adopt(std::move(v), {n});
+    });
+
     // Ownership: tensors kept by C++ beyond the call.
     m.def("keep", [](ro_vector x) { kept().push_back(x); return kept().size(); });
     m.def("kept_sum", [] {
@@ -156,4 +163,6 @@ VERSIONS_MODULE_DEF(VERSIONS_MODULE, m) {
         return kept_until_exit().size();
     });
     m.def("frees", [] { return py::make_tuple(producer_frees, owner_frees); });
+    // How many sub-interpreters hold this module's dltensor state now (process_state.h).
+    m.def("sub_interpreters_in_use", [] { return dlt::detail::sub_interpreters_in_use.load(); });
 }

@@ -15,6 +15,7 @@
 #include "dlpack.h"
 #include "dtypes.h"
 #include "import_result.h"
+#include "keep_alive.h"
 #include "py_ref.h"
 #include "refusal.h"
 #include "requirements.h"
@@ -29,11 +30,10 @@ struct buffer_owner {
     int64_t strides[dlpack::max_ndim];
 };
 
-inline constexpr const char *buffer_owner_name = "dltensor.buffer_owner";
+inline constexpr char buffer_owner_name[] = "dltensor.buffer_owner";
 
-inline void release_buffer_owner(PyObject *capsule) noexcept {
-    auto *b = static_cast<buffer_owner *>(PyCapsule_GetPointer(capsule, buffer_owner_name));
-    if (!b) { PyErr_Clear(); return; }
+/// Ends a taken buffer_owner (keep_alive.h: the owner capsule's `End`): the export released, then its memory.
+inline void release_buffer(buffer_owner *b) noexcept {
     PyBuffer_Release(&b->view);
     PyMem_Free(b);
 }
@@ -90,7 +90,7 @@ public:
     /// The owner capsule, which releases the buffer when freed; empty (no error set) when it cannot be
     /// made, and the buffer is then released here.
     py_ref into_capsule() noexcept {
-        py_ref capsule(PyCapsule_New(b_, buffer_owner_name, release_buffer_owner));
+        py_ref capsule(owner_capsule<buffer_owner, release_buffer, buffer_owner_name>(b_));
         if (!capsule) { PyErr_Clear(); return capsule; }
         b_ = nullptr;
         return capsule;

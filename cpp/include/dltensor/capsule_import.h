@@ -21,6 +21,7 @@
 
 #include "dlpack.h"
 #include "import_result.h"
+#include "keep_alive.h"
 #include "producer_error.h"
 #include "process_state.h"
 #include "py_ref.h"
@@ -31,20 +32,12 @@ namespace dlt {
 namespace detail {
 
 // Owner capsules: the accepted managed tensor, freed through its deleter when the capsule dies.
-inline constexpr const char *owner_name = "dltensor.owner";
-inline constexpr const char *owner_name_versioned = "dltensor.owner_versioned";
+inline constexpr char owner_name[] = "dltensor.owner";
+inline constexpr char owner_name_versioned[] = "dltensor.owner_versioned";
 
-inline void release_owner(PyObject *capsule) noexcept {
-    auto *mt = static_cast<dlpack::ManagedTensor *>(PyCapsule_GetPointer(capsule, owner_name));
-    if (mt && mt->deleter) mt->deleter(mt);
-    else if (!mt) PyErr_Clear();
-}
-
-inline void release_owner_versioned(PyObject *capsule) noexcept {
-    auto *mt = static_cast<dlpack::ManagedTensorVersioned *>(
-        PyCapsule_GetPointer(capsule, owner_name_versioned));
-    if (mt && mt->deleter) mt->deleter(mt);
-    else if (!mt) PyErr_Clear();
+/// Ends an accepted managed tensor (keep_alive.h: the owner capsule's `End`): its deleter, exactly once.
+template <typename Managed> void call_deleter(Managed *mt) noexcept {
+    if (mt->deleter) mt->deleter(mt);
 }
 
 /// A versioned managed tensor that the core owns (an owning export, an allocation): its deleter runs
@@ -64,7 +57,7 @@ public:
     /// An owner capsule that calls the deleter from now on (when the capsule is freed). Empty, with the
     /// error set, when the capsule cannot be made; the deleter then still runs here.
     py_ref into_owner() noexcept {
-        py_ref capsule(PyCapsule_New(mt_, owner_name_versioned, release_owner_versioned));
+        py_ref capsule(owner_capsule<dlpack::ManagedTensorVersioned, call_deleter, owner_name_versioned>(mt_));
         if (capsule) mt_ = nullptr;
         return capsule;
     }
@@ -111,8 +104,10 @@ inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool im
         out.owner = py_ref::borrow(capsule);
         return mismatch::none;
     }
-    py_ref owner(PyCapsule_New(ptr, versioned ? owner_name_versioned : owner_name,
-                               versioned ? release_owner_versioned : release_owner));
+    py_ref owner(versioned ? owner_capsule<dlpack::ManagedTensorVersioned, call_deleter, owner_name_versioned>(
+                                 static_cast<dlpack::ManagedTensorVersioned *>(ptr))
+                           : owner_capsule<dlpack::ManagedTensor, call_deleter, owner_name>(
+                                 static_cast<dlpack::ManagedTensor *>(ptr)));
     if (!owner) { PyErr_Clear(); return mismatch::invalid; }
     // The capsule's own destructor, kept in the owner's context: restore_consumed_capsule() gives it back.
     PyCapsule_Destructor producer_destructor = PyCapsule_GetDestructor(capsule);

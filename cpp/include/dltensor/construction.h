@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "dlpack.h"
+#include "keep_alive.h"
 
 /// Why a constructor call without an owner warns: its memory is read again when the tensor is returned
 /// (copied, under the default policy), after the function's locals are gone. A call whose result is
@@ -89,7 +90,7 @@ struct strides_array {
 };
 
 /// Name of the capsules that own adopted containers.
-inline constexpr const char *container_owner_name = "dltensor.container";
+inline constexpr char container_owner_name[] = "dltensor.container";
 
 /// Moves `c` to the heap and returns a capsule (new reference) that deletes it when freed (with the GIL
 /// held), and in `data` the container's element pointer after the move. NULL, with a Python error set,
@@ -100,9 +101,7 @@ PyObject *container_owner(Container &&c, T *&data) noexcept {
     auto *heap = new (std::nothrow) C(std::move(c));
     if (!heap) return PyErr_NoMemory();
     data = heap->data();
-    PyObject *capsule = PyCapsule_New(heap, container_owner_name, [](PyObject *self) {
-        delete static_cast<C *>(PyCapsule_GetPointer(self, container_owner_name));
-    });
+    PyObject *capsule = owner_capsule<C, delete_object<C>, container_owner_name>(heap);
     if (!capsule) delete heap;
     return capsule;
 }

@@ -16,6 +16,7 @@
 #include "dlpack.h"
 #include "frameworks/framework.h"
 #include "handle.h"
+#include "keep_alive.h"
 #include "process_state.h"
 #include "py_ref.h"
 #include "strides.h"
@@ -60,8 +61,7 @@ template <typename Managed> struct exported_tensor {
 /// Runs while a consumer may be raising (e.g. NumPy refusing the capsule): the error indicator is saved
 /// and restored, so that the consumer's error is what the caller sees.
 inline void exported_capsule_destructor(PyObject *capsule) noexcept {
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
+    saved_error saved;
     const char *name = PyCapsule_GetName(capsule);
     if (name && std::strcmp(name, dlpack::capsule_name_versioned) == 0) {
         auto *mt = static_cast<dlpack::ManagedTensorVersioned *>(PyCapsule_GetPointer(capsule, name));
@@ -70,9 +70,7 @@ inline void exported_capsule_destructor(PyObject *capsule) noexcept {
         auto *mt = static_cast<dlpack::ManagedTensor *>(PyCapsule_GetPointer(capsule, name));
         if (mt && mt->deleter) mt->deleter(mt);
     }
-    PyErr_Clear();  // ours (a capsule without a pointer); never the consumer's
-    PyErr_Restore(type, value, traceback);
-}
+}  // `saved` clears ours (a capsule without a pointer) and restores the consumer's
 
 } // namespace detail
 
@@ -247,10 +245,11 @@ inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexce
 
 inline void exported_releasebuffer(PyObject *, Py_buffer *view) noexcept { PyMem_Free(view->internal); }
 
-/// The type, created once per extension module (process_state.h); NULL, with the error set, when it
+/// The type, created once per extension module and interpreter (process_state.h); NULL, with the error set, when it
 /// could not be created (out of memory at the first export).
 struct exported_type_state {
     PyTypeObject *type = nullptr;
+    void release() noexcept { Py_CLEAR(type); }
     static exported_type_state make() noexcept;
 };
 
@@ -288,7 +287,7 @@ inline exported_type_state exported_type_state::make() noexcept {
     auto *tp = (PyTypeObject *) PyType_FromSpec(&spec);
     if (tp) tp->tp_new = nullptr;
 #endif
-    return {tp};  // kept for the process
+    return {tp};  // kept for the interpreter
 }
 
 } // namespace detail
@@ -308,16 +307,16 @@ inline PyObject *make_exported(tensor_handle *h, bool immutable_consumer = false
 }
 
 namespace detail {
-inline constexpr const char *handle_capsule_name = "dltensor.handle";
+inline constexpr char handle_capsule_name[] = "dltensor.handle";
+
+inline void drop_handle(tensor_handle *h) noexcept { h->dec_ref(); }
 
 /// A capsule holding a reference to `h` (shared: see tensor_handle::share()), released when the capsule
 /// is freed: the base of a NumPy array over a tensor without a Python owner. NULL with an error set.
 inline PyObject *handle_capsule(tensor_handle *h) noexcept {
     tensor_handle *kept = h->share();
     if (!kept) return nullptr;
-    PyObject *capsule = PyCapsule_New(kept, handle_capsule_name, [](PyObject *self) {
-        static_cast<tensor_handle *>(PyCapsule_GetPointer(self, handle_capsule_name))->dec_ref();
-    });
+    PyObject *capsule = owner_capsule<tensor_handle, drop_handle, handle_capsule_name>(kept);
     if (!capsule) kept->dec_ref();
     return capsule;
 }

@@ -84,6 +84,8 @@ public:
         h->owner_ = owner;
         h->read_only_ = read_only;
         h->stream_ = stream;
+        // Whose objects the owner and keeper are: asked only while a sub-interpreter uses dltensor.
+        if (detail::sub_interpreters_in_use.load(std::memory_order_relaxed)) h->interpreter_ = current_interpreter_id();
         return h;
     }
 
@@ -118,18 +120,24 @@ public:
 
     /// Drops one reference; the last one releases the keeper and the owner, and frees the handle, with
     /// the GIL (taken if needed: one check for all three). Once the interpreter is gone (or finalizing,
-    /// for a thread that does not hold the GIL) what needs Python is leaked, not released.
+    /// for a thread that does not hold the GIL) what needs Python is leaked, not released; so is what
+    /// belongs to another interpreter than the calling thread's (a thread without the GIL can take only
+    /// the main interpreter's, through PyGILState): its objects are never touched under a foreign GIL.
     void dec_ref() noexcept {
         if (refcount_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
         if (keeper_type_ && keeper_type_->destroy_takes_gil) keeper_type_->destroy(keeper_);
         // Nothing of Python's left (no owner, and no keeper that needs the GIL): no GIL to take.
         if (!owner_ && (!keeper_type_ || keeper_type_->destroy_takes_gil)) return free_raw();
         const bool initialized = Py_IsInitialized();
-        const bool gil = initialized && thread_holds_gil();  // meaningless once finalized: asked only before
+        // Meaningless once finalized: asked only before.
+        PyThreadState *ts = initialized ? thread_state_holding_gil() : nullptr;
+        const bool gil = ts != nullptr;
         if (!initialized || (!gil && !interpreter_alive())) {
             if (!python_heap()) free_raw();  // the Python parts are leaked with the ending process
             return;
         }
+        if (gil ? !made_in(ts->interp) : interpreter_ != 0)
+            return;  // another interpreter's: leaked whole (its allocator, its objects)
         PyGILState_STATE st{};
         if (!gil) st = PyGILState_Ensure();
         if (keeper_type_ && !keeper_type_->destroy_takes_gil) keeper_type_->destroy(keeper_);
@@ -181,9 +189,14 @@ private:
     void *keeper_ = nullptr;                    ///< the keeper object (inline in a heap handle)
     PyObject *source_ = nullptr;
     int source_framework_ = 0;
+    int64_t interpreter_ = 0;  ///< the ID of the interpreter that made the handle (see create())
     void *stream_ = nullptr;
     bool read_only_ = false;
     bool borrowed_ = false;  ///< on a caller's stack: see borrowed()
+    /// Did interpreter `interp` make this handle?
+    bool made_in(PyInterpreterState *interp) const noexcept {
+        return interp == detail::main_interpreter() ? interpreter_ == 0 : interpreter_ == PyInterpreterState_GetID(interp);
+    }
     /// Was a heap handle allocated by PyMem_Malloc (it has an owner: see create()), else PyMem_RawMalloc?
     bool python_heap() const noexcept { return owner_ != nullptr; }
 

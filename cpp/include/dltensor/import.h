@@ -26,6 +26,7 @@
 #include "conversion.h"
 #include "dlpack.h"
 #include "import_result.h"
+#include "keep_alive.h"
 #include "process_state.h"
 #include "producer.h"
 #include "producer_error.h"
@@ -33,12 +34,6 @@
 #include "refusal.h"
 #include "requirements.h"
 
-/// The refusal paths (conversions, lists): out of line, so that the accepting path stays small.
-#if defined(__GNUC__)
-#define DLTENSOR_REFUSAL_PATH inline __attribute__((noinline, cold))
-#else
-#define DLTENSOR_REFUSAL_PATH inline
-#endif
 
 namespace dlt {
 
@@ -192,7 +187,8 @@ inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch 
     return false;
 }
 
-/// Any argument in a sub-interpreter (process_state.h: in_main_interpreter()), refused without reading it.
+/// Any argument in a sub-interpreter whose state could not be made (process_state.h: enter_interpreter()),
+/// refused without reading it.
 DLTENSOR_REFUSAL_PATH bool refuse_in_sub_interpreter(PyObject *src, const requirements &r, bool convert) noexcept {
     refuse(src, r, convert, mismatch::invalid, false, false);
     last_refusal().sub_interpreter = true;
@@ -221,15 +217,12 @@ DLTENSOR_HOT_INLINE bool accept(PyObject *src, const producer_info &info, const 
     // The owner must keep the source alive: the object itself (fast paths), a buffer export (holds it),
     // or else (a producer's capsule) a pair (capsule, source).
     if (out.owner.get() != src && !PyCapsule_IsValid(out.owner.get(), buffer_owner_name)) {
-        py_ref pair(PyTuple_Pack(2, out.owner.get(), src));
+        py_ref pair(owner_pair(out.owner.get(), src));
         if (!pair) {
             PyErr_Clear();
             out.owner = py_ref();
             return refuse(src, r, convert, mismatch::invalid, false, false, framework_by_id(info.kind));
         }
-        // Invisible to the garbage collector, like the tensor that holds it: a class that reports its
-        // tensor members (nb::find) accounts for the source's reference itself.
-        PyObject_GC_UnTrack(pair.get());
         out.owner = std::move(pair);
     }
     out.source = src;
@@ -276,7 +269,7 @@ DLTENSOR_REFUSAL_PATH bool import_array_like(PyObject *src, const requirements &
 /// that are no tensor (lists, tuples, Python numbers, `__array__` objects) are read through
 /// `numpy.asarray` under the same condition.
 inline bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept {
-    if (!in_main_interpreter()) return detail::refuse_in_sub_interpreter(src, r, convert);
+    if (!enter_interpreter()) return detail::refuse_in_sub_interpreter(src, r, convert);
     if (PyCapsule_CheckExact(src)) {  // a raw capsule: no producer to convert with
         mismatch m = detail::import_capsule(src, r, false, false, out);
         if (m != mismatch::none) return detail::refuse(src, r, convert, m, false, false);

@@ -15,17 +15,13 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
-// The oldest nanobind and Python dltensor supports (README: Supported versions; CI proves them with
+#include "config.h"  // Python's version check
+
+// The oldest nanobind dltensor supports (README: Supported versions; CI proves it with
 // tests/test_python_versions.py). nanobind <= 2.12 lacks the ndarray API this header uses.
-#define DLTENSOR_VERSION_STR_(x) #x
-#define DLTENSOR_VERSION_STR(x) DLTENSOR_VERSION_STR_(x)
 #if NB_VERSION_MAJOR < 2 || (NB_VERSION_MAJOR == 2 && NB_VERSION_MINOR < 13)
 #  pragma message("dltensor: found nanobind " DLTENSOR_VERSION_STR(NB_VERSION_MAJOR) "." DLTENSOR_VERSION_STR(NB_VERSION_MINOR))
 #  error "dltensor needs nanobind >= 2.13 (found an older nanobind, named above)"
-#endif
-#if PY_VERSION_HEX < 0x03090000
-#  pragma message("dltensor: found Python " PY_VERSION)
-#  error "dltensor needs Python >= 3.9 (found an older Python, named above)"
 #endif
 
 #include <complex>
@@ -422,6 +418,13 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                      why.c_str());
     }
 
+    static constexpr char keeper_name[] = "dltensor.nanobind_handle";
+    /// Ends the keeper capsule below (dlt::owner_capsule's `End`): the nb::ndarray<> and its memory.
+    static void end_keeper(ndarray<> *kept) noexcept {
+        kept->~ndarray<>();
+        PyMem_Free(kept);
+    }
+
     /// How a `dlt::tensor_handle` keeps a nanobind handle alive: an `nb::ndarray<>` over it, inside (the
     /// borrowed handle's keeper is the nanobind handle itself).
     static constexpr dlt::keeper_type ndarray_keeper = {
@@ -430,23 +433,14 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
             new (dst) ndarray<>(static_cast<detail::ndarray_handle *>(const_cast<void *>(src)));
         },
         [](void *obj) noexcept { static_cast<ndarray<> *>(obj)->~ndarray<>(); },
-        [](const void *src) noexcept -> PyObject * {  // a capsule holding an nb::ndarray<> over the handle
-            static constexpr const char *name = "dltensor.nanobind_handle";
+        [](const void *src) noexcept -> PyObject * {  // an owner capsule holding an nb::ndarray<> over the handle
             // Python's allocator (the GIL is held here and in the capsule's destructor): cheaper than the
             // C++ heap on every NumPy return.
             void *mem = PyMem_Malloc(sizeof(ndarray<>));
             if (!mem) return PyErr_NoMemory();
             auto *keep = new (mem) ndarray<>(static_cast<detail::ndarray_handle *>(const_cast<void *>(src)));
-            PyObject *capsule = PyCapsule_New(keep, name, [](PyObject *self) {
-                if (auto *kept = static_cast<ndarray<> *>(PyCapsule_GetPointer(self, name))) {
-                    kept->~ndarray<>();
-                    PyMem_Free(kept);
-                }
-            });
-            if (!capsule) {
-                keep->~ndarray<>();
-                PyMem_Free(keep);
-            }
+            PyObject *capsule = dlt::owner_capsule<ndarray<>, end_keeper, keeper_name>(keep);
+            if (!capsule) end_keeper(keep);
             return capsule;
         },
         true};  // ~ndarray takes the GIL itself (nanobind >= 2.13) and skips once the interpreter is gone
@@ -458,7 +452,7 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     /// (`f(x) is x`) unless copied or annotated with another framework. The export itself is the shared one (export.h), over a
     /// `dlt::tensor_handle` that keeps a reference to the tensor's owner (else to its nanobind handle).
     static handle from_cpp(const Value &tensor, rv_policy policy, cleanup_list *cleanup) noexcept {
-        if (!dlt::in_main_interpreter()) {
+        if (!dlt::enter_interpreter()) {
             PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
             return handle();
         }

@@ -105,31 +105,54 @@ private:
 #endif
 };
 
-/// Per-type producer lookup with a small cache (most recent type first). Each cached type is held by a
-/// strong reference, so a cached type can never be freed and its address reused by another type while
-/// the entry exists. Returns false, caching nothing, for a type with neither `__dlpack__` nor the
-/// buffer protocol (not a tensor type at all).
-inline bool producer_of(PyTypeObject *tp, producer_info &info) noexcept {
+/// The per-type producer cache (most recent type first), one per interpreter. Each cached type is held
+/// by a strong reference, so a cached type can never be freed and its address reused by another type
+/// while the entry exists.
+struct producer_cache {
     struct entry { PyTypeObject *type; producer_info info; };
-    constexpr unsigned capacity = 32;
-    static entry cache[capacity] = {};
-    static unsigned next = 0, last = 0;
+    static constexpr unsigned capacity = 32;
+    mutable entry entries[capacity] = {};
+    mutable unsigned next = 0, last = 0;
+
+    void release() noexcept {
+        for (entry &e : entries) Py_CLEAR(e.type);
+    }
+    /// The main interpreter's is a static (found at a fixed address: no load on the hot path); a
+    /// sub-interpreter's is its process_state (made by its first argument, released with it).
+    DLTENSOR_HOT_INLINE static producer_cache &get() noexcept {
+        if (detail::sub_interpreters_in_use.load(std::memory_order_relaxed) == 0) return main;
+        return of_this_interpreter();
+    }
+
+private:
+    static producer_cache main;
+    DLTENSOR_COLD static producer_cache &of_this_interpreter() noexcept {
+        if (!detail::running_sub_interpreter()) return main;
+        return const_cast<producer_cache &>(process_state<producer_cache>([] { return producer_cache{}; }));
+    }
+};
+inline producer_cache producer_cache::main{};
+
+/// Per-type producer lookup through the cache. Returns false, caching nothing, for a type with neither
+/// `__dlpack__` nor the buffer protocol (not a tensor type at all).
+inline bool producer_of(PyTypeObject *tp, producer_info &info) noexcept {
+    producer_cache &c = producer_cache::get();
     {
         producer_cache_lock lock;
-        if (cache[last].type == tp) { info = cache[last].info; return true; }
-        for (unsigned i = 0; i < capacity; ++i)
-            if (cache[i].type == tp) { last = i; info = cache[i].info; return true; }
+        if (c.entries[c.last].type == tp) { info = c.entries[c.last].info; return true; }
+        for (unsigned i = 0; i < producer_cache::capacity; ++i)
+            if (c.entries[i].type == tp) { c.last = i; info = c.entries[i].info; return true; }
     }
     if (!_PyType_Lookup(tp, py_names::get().dlpack_method) && !has_buffer_protocol(tp)) return false;
     info = classify_type(tp);  // outside the lock: runs Python
     PyObject *evicted;
     {
         producer_cache_lock lock;
-        last = next++ % capacity;
-        entry &slot = cache[last];
+        c.last = c.next++ % producer_cache::capacity;
+        producer_cache::entry &slot = c.entries[c.last];
         evicted = (PyObject *) slot.type;
         Py_INCREF((PyObject *) tp);
-        slot = entry{tp, info};
+        slot = producer_cache::entry{tp, info};
     }
     Py_XDECREF(evicted);  // last, and unlocked: freeing a type may run arbitrary code
     return true;

@@ -14,13 +14,8 @@
 
 #include <cstddef>
 
-/// For the few functions of the argument hot path that must not cost a call (the compiler left py_ref's
-/// members out of line in the caster, at 10-20 instructions an argument).
-#if defined(__GNUC__)
-#define DLTENSOR_HOT_INLINE inline __attribute__((always_inline))
-#else
-#define DLTENSOR_HOT_INLINE inline
-#endif
+#include "config.h"
+
 
 namespace dlt {
 

@@ -31,17 +31,13 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 
 #include <pybind11/pybind11.h>
 
-// The oldest pybind11 and Python dltensor supports (README: Supported versions; CI proves them with
+#include "config.h"  // Python's version check
+
+// The oldest pybind11 dltensor supports (README: Supported versions; CI proves it with
 // tests/test_python_versions.py).
-#define DLTENSOR_VERSION_STR_(x) #x
-#define DLTENSOR_VERSION_STR(x) DLTENSOR_VERSION_STR_(x)
 #if PYBIND11_VERSION_MAJOR < 2 || (PYBIND11_VERSION_MAJOR == 2 && PYBIND11_VERSION_MINOR < 13)
 #  pragma message("dltensor: found pybind11 " DLTENSOR_VERSION_STR(PYBIND11_VERSION_MAJOR) "." DLTENSOR_VERSION_STR(PYBIND11_VERSION_MINOR))
 #  error "dltensor needs pybind11 >= 2.13 (found an older pybind11, named above)"
-#endif
-#if PY_VERSION_HEX < 0x03090000
-#  pragma message("dltensor: found Python " PY_VERSION)
-#  error "dltensor needs Python >= 3.9 (found an older Python, named above)"
 #endif
 
 #include <complex>
@@ -304,6 +300,10 @@ private:
         tensor.shape = dims;
         tensor.strides = const_cast<int64_t *>(strides);
         tensor.byte_offset = byte_offset;
+        if (owner.ptr() && !dlt::enter_interpreter_called()) {  // the owner is this interpreter's (handle.h)
+            PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
+            throw error_already_set();
+        }
         m_handle = dlt::tensor_handle::create(tensor, owner.ptr(), ReadOnly, nullptr, order == 'F' ? 'F' : 'C');
         if (!m_handle) throw error_already_set();
         m_owned = owner.ptr() != nullptr;
@@ -456,7 +456,7 @@ public:
     /// `automatic`); a tensor imported from Python goes back as that object (`f(x) is x`) unless copied or
     /// annotated with another framework.
     static handle cast(const Value &src, return_value_policy policy, handle parent) {
-        if (!dlt::in_main_interpreter()) {
+        if (!dlt::enter_interpreter()) {
             PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
             throw error_already_set();
         }

@@ -26,7 +26,7 @@ struct refusal {
     bool converted = false;         ///< The argument was a conversion (list, scalar, other dtype) of the object.
     bool convert = false;           ///< The binding allowed conversion for this argument.
     bool source_read_only = false;  ///< The producer forbids writes (flag, immutable framework, read-only buffer).
-    bool sub_interpreter = false;   ///< Refused because the call runs in a sub-interpreter (process_state.h).
+    bool sub_interpreter = false;   ///< Refused: this sub-interpreter's state could not be made (process_state.h).
     /// The producer's framework (frameworks/): its name where its arrays are immutable (for `read_only`),
     /// and its own explanation of `why` (its rules: `lazy`, `requires_grad`, `inference`); static strings,
     /// else NULL.
@@ -169,7 +169,7 @@ inline std::string explain(const refusal &r) {
     const requirements &q = r.required;
     const std::string type = r.type_name[0] ? r.type_name : "object";
     if (r.sub_interpreter)
-        return "dltensor supports only the main interpreter: no tensor binds in a sub-interpreter";
+        return "this sub-interpreter's dltensor state could not be made (out of memory)";
     switch (r.why) {
         case mismatch::none: return "accepted";
         case mismatch::read_only:

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <string>
 
+#include "process_state.h"
 #include "refusal.h"
 
 namespace dlt {
@@ -84,26 +85,31 @@ inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nar
     return list;
 }
 
-/// Adds this module's reader to `_dltensor_refusals.readers` (once per module). Errors are cleared: the
-/// explanation is a convenience, never a reason for a call to fail.
-inline void register_refusal_reader() noexcept {
-    static std::atomic<bool> registered{false};
-    if (registered.exchange(true, std::memory_order_acq_rel)) return;
-    static PyMethodDef def = {"dltensor_refusals", (PyCFunction) (void (*)(void)) read_refusals, METH_FASTCALL,
-                              "This thread's recent argument refusals in this extension module."};
-    PyObject *module = PyImport_AddModule("_dltensor_refusals");  // borrowed
-    PyObject *reader = module ? PyCFunction_New(&def, nullptr) : nullptr;
-    PyObject *readers = module ? PyObject_GetAttrString(module, "readers") : nullptr;
-    if (module && !readers) {
+/// This module's reader, in the interpreter's `_dltensor_refusals.readers` (process_state.h: once per
+/// module and interpreter). Errors are cleared: the explanation is a convenience, never a reason for a
+/// call to fail.
+struct refusal_reader {
+    bool registered = false;
+    static refusal_reader make() noexcept {
+        static PyMethodDef def = {"dltensor_refusals", (PyCFunction) (void (*)(void)) read_refusals,
+                                  METH_FASTCALL, "This thread's recent argument refusals in this extension module."};
+        PyObject *module = PyImport_AddModule("_dltensor_refusals");  // borrowed
+        PyObject *reader = module ? PyCFunction_New(&def, nullptr) : nullptr;
+        PyObject *readers = module ? PyObject_GetAttrString(module, "readers") : nullptr;
+        if (module && !readers) {
+            PyErr_Clear();
+            readers = PyList_New(0);
+            if (readers && PyObject_SetAttrString(module, "readers", readers) != 0) Py_CLEAR(readers);
+        }
+        const bool added = readers && reader && PyList_Append(readers, reader) == 0;
+        Py_XDECREF(readers);
+        Py_XDECREF(reader);
         PyErr_Clear();
-        readers = PyList_New(0);
-        if (readers && PyObject_SetAttrString(module, "readers", readers) != 0) Py_CLEAR(readers);
+        return {added};
     }
-    if (readers && reader) PyList_Append(readers, reader);
-    Py_XDECREF(readers);
-    Py_XDECREF(reader);
-    PyErr_Clear();
-}
+};
+
+inline void register_refusal_reader() noexcept { (void) process_state<refusal_reader>(refusal_reader::make); }
 
 } // namespace detail
 

@@ -140,7 +140,7 @@ inline const char *validate(const dlpack::Tensor &t) noexcept {
     for (int32_t i = 0; i < t.ndim; ++i)
         if (t.shape[i] < 0) return "negative extent";
     int64_t n = element_count(t), bytes;
-    if (n < 0 || __builtin_mul_overflow(n, (int64_t) ((t.dtype.bits + 7) / 8), &bytes))
+    if (n < 0 || multiply_overflows(n, (int64_t) ((t.dtype.bits + 7) / 8), &bytes))
         return "size overflows";
     if (!is_supported_dtype(t.dtype)) {
         unsupported_dtype_seen() = t.dtype;

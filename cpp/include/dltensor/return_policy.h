@@ -25,6 +25,7 @@
 #include "export.h"
 #include "frameworks/registry.h"
 #include "handle.h"
+#include "keep_alive.h"
 
 namespace dlt {
 
@@ -94,7 +95,7 @@ inline PyObject *export_planned(tensor_handle *h, const return_plan &plan, PyObj
     if (!plan.keep_parent) return export_tensor(h, plan.framework, plan.copy);
     PyObject *keep = make_exported(h);
     if (!keep) return nullptr;
-    PyObject *pair = PyTuple_Pack(2, keep, parent);
+    PyObject *pair = owner_pair(keep, parent);
     Py_DECREF(keep);
     if (!pair) return nullptr;
     tensor_handle *view = tensor_handle::create(h->tensor(), pair, h->read_only(), h->stream());

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "config.h"
 #include "dlpack.h"
 
 namespace dlt {
@@ -13,7 +14,7 @@ namespace dlt {
 inline int64_t element_count(const dlpack::Tensor &t) noexcept {
     int64_t n = 1;
     for (int32_t i = 0; i < t.ndim; ++i)
-        if (__builtin_mul_overflow(n, t.shape[i], &n)) return -1;
+        if (multiply_overflows(n, t.shape[i], &n)) return -1;
     return n;
 }
 

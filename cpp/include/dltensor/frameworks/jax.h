@@ -39,6 +39,10 @@ struct jax_entry_points {
     PyObject *arrays_name = nullptr, *replicated_name = nullptr, *shard_name = nullptr;
 
     static const jax_entry_points &get() noexcept { return process_state<jax_entry_points>(make); }
+    void release() noexcept {
+        for (PyObject **o : {&to_buffer, &cpu_device, &from_buffer, &arrays_name, &replicated_name, &shard_name})
+            Py_CLEAR(*o);
+    }
 
     static jax_entry_points make() noexcept {
         jax_entry_points r;

@@ -40,7 +40,7 @@ inline py_ref convert_through_numpy(PyObject *src, PyObject *dtype, PyObject *or
 /// that adopt or copy NumPy's memory on return (JAX, TensorFlow, none): through NumPy's C API where it
 /// has the dtype (`PyArray_NewFromDescr` allocating, as `array_t(shape)` does; fast paths on), else
 /// `numpy.empty(shape, dtype, order)` (bfloat16 and float8 need ml_dtypes, which registers their names
-/// with NumPy); read back through NumPy's structures. Fills `out` (view of `out.shape[0..ndim)`, the array
+/// with NumPy), read back through NumPy's structures (the C API's array is not: its layout is known). Fills `out` (view of `out.shape[0..ndim)`, the array
 /// as `out.owner`) and returns the array (borrowed from `out.owner`), or NULL with an error set.
 inline PyObject *numpy_empty_cpu(dlpack::DataType dtype, size_t ndim, char order, imported &out) noexcept {
     const numpy_c_api &capi = numpy_c_api::get();
@@ -53,6 +53,25 @@ inline PyObject *numpy_empty_cpu(dlpack::DataType dtype, size_t ndim, char order
         array = py_ref(descr ? capi.new_from_descr(capi.array_type, descr, (int) ndim, dims, nullptr, nullptr,
                                                    order == 'F' ? 1 : 0, nullptr)
                              : nullptr);
+        if (array) {  // made here: its layout is known (C or F order over out.shape); only its data is read
+            dlpack::Tensor &t = out.tensor;
+            t.data = reinterpret_cast<const numpy_arrays::array_fields *>(array.get())->data;
+            t.device = {dlpack::cpu, 0};
+            t.ndim = (int32_t) ndim;
+            t.dtype = dtype;
+            t.shape = out.shape;
+            t.strides = out.strides;
+            t.byte_offset = 0;
+            int64_t step = 1;
+            if (order == 'F') {
+                for (size_t i = 0; i < ndim; ++i) { out.strides[i] = step; step *= out.shape[i]; }
+            } else {
+                for (size_t i = ndim; i-- > 0;) { out.strides[i] = step; step *= out.shape[i]; }
+            }
+            out.stream = nullptr;
+            out.owner = std::move(array);
+            return out.owner.get();
+        }
     } else {
         char name[dtype_name_capacity];
         if (!dtype_name(dtype, name)) {

@@ -55,6 +55,7 @@ struct numpy_public_api {
     PyObject *asarray = nullptr;      ///< `numpy.asarray` (CPU memory, through the buffer protocol)
     PyObject *from_dlpack = nullptr;  ///< `numpy.from_dlpack`
     bool ok() const noexcept { return asarray && from_dlpack; }
+    void release() noexcept { Py_CLEAR(asarray); Py_CLEAR(from_dlpack); }
     static const numpy_public_api &get() noexcept {
         return process_state<numpy_public_api>([] {
             numpy_public_api r;
@@ -101,6 +102,7 @@ struct numpy_arrays {
     /// Found once (process_state.h); `ndarray` stays NULL (no shortcut) unless NumPy 1.x or 2.x is
     /// importable.
     static const numpy_arrays &get() noexcept { return process_state<numpy_arrays>(make); }
+    void release() noexcept { Py_CLEAR(ndarray); }
 
     static numpy_arrays make() noexcept {
         numpy_arrays r;
@@ -144,7 +146,7 @@ struct numpy_arrays {
     static constexpr size_t ml_dtype_count = sizeof(ml_dtypes) / sizeof(ml_dtypes[0]);
 
     /// `ml_dtypes.<ml_dtypes[i].name>`, looked up in `sys.modules` (never imported) each time until found,
-    /// then held for the process.
+    /// then held for the process (by the main interpreter; a sub-interpreter looks it up each time).
     static PyTypeObject *ml_type(size_t i) noexcept {
         static std::atomic<PyTypeObject *> found[ml_dtype_count] = {};
         if (PyTypeObject *type = found[i].load(std::memory_order_acquire)) return type;
@@ -153,6 +155,7 @@ struct numpy_arrays {
         py_ref t = attribute(mod, ml_dtypes[i].name);
         PyErr_Clear();
         if (!t || !PyType_Check(t.get())) return nullptr;
+        if (detail::running_sub_interpreter()) return (PyTypeObject *) t.get();  // the module keeps it; not cached
         PyTypeObject *expected = nullptr;
         if (found[i].compare_exchange_strong(expected, (PyTypeObject *) t.get(), std::memory_order_acq_rel))
             return (PyTypeObject *) t.release();  // kept for the process
@@ -226,7 +229,7 @@ struct numpy_arrays {
         // Every supported element size is a power of two: strides are checked and divided by shifts (a
         // division by a run-time value costs tens of cycles per dimension).
         if (elsize <= 0 || elsize > 16 || (elsize & (elsize - 1)) != 0) return false;
-        const int shift = __builtin_ctzll((unsigned long long) elsize);
+        const int shift = trailing_zeros((unsigned long long) elsize);
         if (!is_supported_dtype(t.dtype)) return false;  // e.g. long double
         for (int i = 0; i < a->nd; ++i) {
             if ((a->strides[i] & (elsize - 1)) != 0) return false;  // not whole elements

@@ -40,6 +40,9 @@ struct process {
     const dlpack::ExchangeAPI *api = nullptr;  ///< `paddle.Tensor`'s exchange API
     PyObject *stop_gradient = nullptr, *is_leaf = nullptr, *bump = nullptr;  ///< interned attribute names
 
+    void release() noexcept {
+        for (PyObject **o : {&grad_enabled, &stop_gradient, &is_leaf, &bump}) Py_CLEAR(*o);
+    }
     static const process &get() noexcept {
         return process_state<process>([] {
             process r;

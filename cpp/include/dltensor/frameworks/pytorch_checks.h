@@ -76,6 +76,10 @@ struct torch_process {
 
     /// Looked up once (process_state.h); every member stays NULL when PyTorch is absent. Raises nothing.
     static const torch_process &get() noexcept { return process_state<torch_process>(make); }
+    void release() noexcept {
+        for (PyObject **o : {&grad_enabled, &inference_enabled, &increment_version, &disable_subclass, &torch_function})
+            Py_CLEAR(*o);
+    }
 
     static torch_process make() noexcept {
         torch_process r;
