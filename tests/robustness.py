@@ -162,11 +162,12 @@ def producers(s):
     per_kind = [s.axes(f, fn) for fn in kinds]
     assert all(a == per_kind[0] for a in per_kind)
     axes = per_kind[0]
-    assert axes["case"] == len(mod.PRODUCERS)
+    producers = [*mod.PRODUCERS, *mod.MODULE_PRODUCERS]
+    assert axes["case"] == len(producers)
     total = s.count(f, list(kinds))
     matrix = (f"{axes['case']} producers x {len(kinds)} parameter kinds x {axes['m']} import paths x "
               f"{axes['backend_module']} backends = {total:,}")
-    what = (f"Producers as users bring them ({code(mod.PRODUCERS)}), each through every parameter kind "
+    what = (f"Producers as users bring them ({code(producers)}), each through every parameter kind "
             f"({', '.join(kinds.values())})")
     hold = ("read-only: the logical values (negative and conjugate views materialized); `noconvert`: binds "
             "only what needs no conversion or copy, else `TypeError`; writable: the write reaches the "

@@ -31,7 +31,8 @@ def render(times: dict, bench: dict) -> str:
     lines.append(f"| all of `.ci/run` | {minutes(sum(times.values()))} |")
     full = bench["python bench/run.py"]
     lines += ["", "The two commands above, from the same steps (the full benchmark's own wall time, its builds "
-              f"included, recorded by `python bench/run.py --record` on {bench['recorded']}):", "",
+              "included but for apache-tvm-ffi's module, which tvm-ffi caches after a machine's first build; "
+              f"recorded by `python bench/run.py --record` on {bench['recorded']}):", "",
               "| command | steps | time |", "|---|---|---|",
               f"| 1. the main job | `pip install torch`, `pip install .[bench]`, `python bench/run.py` (full run: "
               f"{minutes(full)}) | "

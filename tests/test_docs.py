@@ -155,8 +155,8 @@ def test_readme_backend_table_quotes_the_real_signature_text():
 
 
 def test_readme_ci_times_are_the_recorded_measurement():
-    # README's CI timing table is the rendering of the recorded run, or empty when none is recorded: a
-    # typed or stale number fails.
+    # README's timing tables are the rendering of the recorded CI run and the recorded full benchmark
+    # (bench/results/bench_time.json): a typed or stale number fails.
     import json
     import setup_times
     expected = setup_times.render(json.loads(setup_times.TIMES.read_text()),
