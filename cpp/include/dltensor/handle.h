@@ -17,6 +17,7 @@
 
 #include "dlpack.h"
 #include "interpreter.h"
+#include "strides.h"
 
 namespace dlt {
 
@@ -71,12 +72,8 @@ public:
         for (size_t i = 0; i < nd; ++i) shape[i] = t.shape[i];
         if (t.strides) {
             for (size_t i = 0; i < nd; ++i) strides[i] = t.strides[i];
-        } else if (order == 'F') {
-            int64_t step = 1;
-            for (size_t i = 0; i < nd; ++i) { strides[i] = step; step *= shape[i]; }
         } else {
-            int64_t step = 1;
-            for (size_t i = nd; i-- > 0;) { strides[i] = step; step *= shape[i]; }
+            contiguous_strides(shape, nd, order, strides);
         }
         h->tensor_.shape = nd ? shape : nullptr;
         h->tensor_.strides = nd ? strides : nullptr;

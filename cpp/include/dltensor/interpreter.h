@@ -17,14 +17,21 @@
 
 namespace dlt {
 
+/// The calling thread's state, or NULL (no GIL needed): Python 3.13's public call, earlier its private one.
+DLTENSOR_HOT_INLINE PyThreadState *current_thread_state() noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyThreadState_GetUnchecked();
+#else
+    return _PyThreadState_UncheckedGet();
+#endif
+}
+
 namespace detail {
 /// How many sub-interpreters hold dltensor state now (each extension module counts its own; see
 /// process_state.h). While none does, every piece of state is the main interpreter's, and hot paths ask
 /// nothing more.
 inline std::atomic<int> sub_interpreters_in_use{0};
-} // namespace detail
 
-namespace detail {
 /// The main interpreter (found once).
 DLTENSOR_HOT_INLINE PyInterpreterState *main_interpreter() noexcept {
     static std::atomic<PyInterpreterState *> main{nullptr};
@@ -35,11 +42,7 @@ DLTENSOR_HOT_INLINE PyInterpreterState *main_interpreter() noexcept {
 
 /// The interpreter the calling thread runs, or NULL for the main one (also without a thread state).
 DLTENSOR_HOT_INLINE PyInterpreterState *running_sub_interpreter() noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-    PyThreadState *ts = PyThreadState_GetUnchecked();
-#else
-    PyThreadState *ts = _PyThreadState_UncheckedGet();
-#endif
+    PyThreadState *ts = current_thread_state();
     return ts && ts->interp != main_interpreter() ? ts->interp : nullptr;
 }
 } // namespace detail
@@ -47,11 +50,7 @@ DLTENSOR_HOT_INLINE PyInterpreterState *running_sub_interpreter() noexcept {
 /// The ID of the interpreter the calling thread runs (`PyInterpreterState_GetID`; 0: the main one, also
 /// the answer for a thread with no thread state). IDs are never reused within a process. Needs no GIL.
 inline int64_t current_interpreter_id() noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-    PyThreadState *ts = PyThreadState_GetUnchecked();
-#else
-    PyThreadState *ts = _PyThreadState_UncheckedGet();
-#endif
+    PyThreadState *ts = current_thread_state();
     return ts ? PyInterpreterState_GetID(ts->interp) : 0;
 }
 
@@ -61,12 +60,10 @@ inline int64_t current_interpreter_id() noexcept {
 /// thread-specific lookup). Meaningless after finalization: ask `Py_IsInitialized()` first where that can
 /// happen.
 inline PyThreadState *thread_state_holding_gil() noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-    return PyThreadState_GetUnchecked();
-#elif PY_VERSION_HEX >= 0x030C0000
-    return _PyThreadState_UncheckedGet();
+#if PY_VERSION_HEX >= 0x030C0000
+    return current_thread_state();
 #else
-    PyThreadState *holder = _PyThreadState_UncheckedGet();
+    PyThreadState *holder = current_thread_state();
     return holder && holder->thread_id == PyThread_get_thread_ident() ? holder : nullptr;
 #endif
 }

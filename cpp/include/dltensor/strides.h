@@ -58,6 +58,17 @@ inline bool has_negative_stride(const dlpack::Tensor &t) noexcept {
     return false;
 }
 
+/// Fills `strides[0..ndim)` with the element strides of contiguous memory of `shape` in `order` ('F':
+/// column-major, else row-major).
+inline void contiguous_strides(const int64_t *shape, size_t ndim, char order, int64_t *strides) noexcept {
+    int64_t step = 1;
+    if (order == 'F') {
+        for (size_t i = 0; i < ndim; ++i) { strides[i] = step; step *= shape[i]; }
+    } else {
+        for (size_t i = ndim; i-- > 0;) { strides[i] = step; step *= shape[i]; }
+    }
+}
+
 /// The same elements with every stride made non-negative: `out` views the same memory from its lowest
 /// address (`strides` receives the strides, `t.ndim` entries; shape is shared with `t`), and
 /// `flip_dims[0..*n_flip)` lists the dimensions to reverse to get `t` back. For consumers that cannot

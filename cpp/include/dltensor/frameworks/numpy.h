@@ -62,12 +62,7 @@ inline PyObject *numpy_empty_cpu(dlpack::DataType dtype, size_t ndim, char order
             t.shape = out.shape;
             t.strides = out.strides;
             t.byte_offset = 0;
-            int64_t step = 1;
-            if (order == 'F') {
-                for (size_t i = 0; i < ndim; ++i) { out.strides[i] = step; step *= out.shape[i]; }
-            } else {
-                for (size_t i = ndim; i-- > 0;) { out.strides[i] = step; step *= out.shape[i]; }
-            }
+            contiguous_strides(out.shape, ndim, order, out.strides);
             out.stream = nullptr;
             out.owner = std::move(array);
             return out.owner.get();
