@@ -1,7 +1,8 @@
 """Mistakes that must not compile, on both backends, each with a message that says what is wrong:
 `view<...>()` contradicting the tensor's annotations (dtype, shape), an annotation given twice, array_t's
-byte strides, array_t members that have no equivalent or would write through a read-only tensor; and the
-warning on a tensor constructed without an owner."""
+byte strides, array_t members that have no equivalent or would write through a read-only tensor, a tensor constructed
+without an owner (an error, a warning when allowed); and the warning on pybind11 headers included before
+dltensor's."""
 import subprocess
 import sys
 import sysconfig
@@ -71,14 +72,14 @@ CLEAN = {
 SANITIZER_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-g"]
 
 
-def compile_snippet(backend, code, flags=()):
+def compile_snippet(backend, code, flags=(), prelude=None):
     include = [REPO / "cpp" / "include", Path(sysconfig.get_paths()["include"])]
     if backend == "nanobind":
         include += [Path(nanobind.include_dir()), Path(nanobind.include_dir()).parent / "ext" / "robin_map" / "include"]
     else:
         include += [Path(pybind11.get_include())]
     cmd = ["c++", "-std=c++17", "-fsyntax-only", *flags, "-x", "c++", "-", *[f"-I{p}" for p in include]]
-    return subprocess.run(cmd, input=PRELUDE[backend] + code, capture_output=True, text=True)
+    return subprocess.run(cmd, input=(PRELUDE[backend] if prelude is None else prelude) + code, capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("flags", [(), SANITIZER_FLAGS], ids=["plain", "sanitizers"])
@@ -106,22 +107,51 @@ def test_porting_spelling_compiles_without_warnings(backend, case):
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
+LOCAL_BUFFER_RETURN = ("#include <vector>\nauto f() { std::vector<float> v(3); return "
+                       "py::dltensor<py::numpy, float, py::ndim<1>>(v.data(), {v.size()}); }")
+LOCAL_BUFFER_RETURN_NDIM = ("#include <vector>\nauto f() { std::vector<float> v(3); size_t n = 3; return "
+                            "py::dltensor<py::numpy, float, py::ndim<1>>(v.data(), 1, &n); }")
+
+
+@pytest.mark.parametrize("form", ["braced shape", "ndim and pointer"])
 @pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
-def test_tensor_without_owner_warns_with_the_safe_spellings(backend):
-    # The port of `py::array(v.size(), v.data())` that returns a local vector's memory: a warning that
-    # names the use-after-free and the spellings that avoid it.
-    proc = compile_snippet(backend, "#include <vector>\nauto f() { std::vector<float> v(3); return "
-                                    "py::dltensor<py::numpy, float, py::ndim<1>>(v.data(), {v.size()}); }")
-    assert proc.returncode == 0, proc.stderr[-3000:]
+def test_tensor_without_owner_is_a_compile_error_that_names_the_safe_spellings(backend, form):
+    # The port of `py::array(v.size(), v.data())` that returns a local vector's memory: it would read the
+    # vector after it is freed, so it does not compile; the error names the use-after-free, the spellings
+    # that avoid it, the explicit "no owner" (also for a copy made at once) and the opt-in.
+    code = LOCAL_BUFFER_RETURN if form == "braced shape" else LOCAL_BUFFER_RETURN_NDIM
+    proc = compile_snippet(backend, code)
+    assert proc.returncode != 0, proc.stderr[-3000:]
     assert "use-after-free" in proc.stderr and "copy_of" in proc.stderr and "adopt" in proc.stderr, proc.stderr[-3000:]
-    # and says that a copy made at once (`.cast()` of the tensor) is safe, and how to write it
-    assert "An immediate .cast()" in proc.stderr and "py::handle() as the owner" in proc.stderr, proc.stderr[-3000:]
+    assert "py::handle() as the owner" in proc.stderr and ".cast()" in proc.stderr, proc.stderr[-3000:]
+    assert "DLTENSOR_ALLOW_OWNERLESS" in proc.stderr, proc.stderr[-3000:]
 
 
 @pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
-def test_tensor_without_owner_is_an_error_with_werror_deprecated_declarations(backend):
-    # What the guide's trap advises: the warning as an error, so that an owner-less local buffer never ships.
-    proc = compile_snippet(backend, "#include <vector>\nauto f() { std::vector<float> v(3); return "
-                                    "py::dltensor<py::numpy, float, py::ndim<1>>(v.data(), {v.size()}); }",
-                           ["-Werror=deprecated-declarations"])
+def test_tensor_without_owner_is_a_warning_with_allow_ownerless(backend):
+    # The opt-in for code ported wholesale (owner-less tensors over static memory): it compiles, and still
+    # warns with the same text (-Werror=deprecated-declarations makes it an error again).
+    proc = compile_snippet(backend, LOCAL_BUFFER_RETURN, ["-DDLTENSOR_ALLOW_OWNERLESS"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "use-after-free" in proc.stderr and "deprecated" in proc.stderr, proc.stderr[-3000:]
+    proc = compile_snippet(backend, LOCAL_BUFFER_RETURN, ["-DDLTENSOR_ALLOW_OWNERLESS", "-Werror=deprecated-declarations"])
     assert proc.returncode != 0 and "use-after-free" in proc.stderr, proc.stderr[-3000:]
+
+
+LATE_PRELUDE = "#include <pybind11/pybind11.h>\n#include <dltensor/pybind11.h>\nnamespace py = pybind11;\n"
+APPEND = "void f(py::list l, py::dltensor<float> t) { l.append(t); l[0] = t; }"
+
+
+def test_pybind11_header_after_pybind11_warns_that_append_copies():
+    # Included after pybind11's casts, dltensor's `py::cast` overloads come too late for pybind11's
+    # templates (list.append, item assignment copy): a warning says so and names both ways out.
+    proc = compile_snippet("pybind11", APPEND, prelude=LATE_PRELUDE)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "included after pybind11's headers" in proc.stderr and "list.append(t)" in proc.stderr, proc.stderr[-3000:]
+    assert "Include <dltensor/pybind11.h> first" in proc.stderr and "DLTENSOR_PYBIND11_INCLUDED_LATE" in proc.stderr
+    # the define that says the copies are understood silences it, and dltensor first never warns
+    proc = compile_snippet("pybind11", APPEND, ["-Wall", "-Werror", "-DDLTENSOR_PYBIND11_INCLUDED_LATE"],
+                           prelude=LATE_PRELUDE)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = compile_snippet("pybind11", APPEND, ["-Wall", "-Werror"])
+    assert proc.returncode == 0, proc.stderr[-3000:]

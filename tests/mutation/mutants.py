@@ -39,6 +39,7 @@ NDARRAY_COMPAT = "tests/test_ndarray_compat.py"
 SEAMS = "tests/test_seams.py"
 SUBINTERPRETERS = "tests/test_subinterpreters.py"
 PADDLE = "tests/test_paddle.py"  # runs tests/paddle_cases.py in a process of its own
+COMPILE_ERRORS = "tests/test_compile_errors.py"
 
 
 def t(file, *functions):
@@ -525,6 +526,16 @@ MUTANTS = [
            "if (check_count && n > count)",
            "adopt() accepts a shape with fewer elements than the container (values silently dropped)",
            t(PORTING, "test_factory_shape_mistakes_raise")),
+    Mutant("ownerless_constructor_compiles", "construction.h",
+           "#else\n    dependent_false<T>;\n#endif",
+           "#else\n    true;\n#endif",
+           "an owner-less constructor compiles silently again: a local buffer returned that way is read after it is freed",
+           t(COMPILE_ERRORS, "test_tensor_without_owner_is_a_compile_error_that_names_the_safe_spellings")),
+    Mutant("late_pybind11_include_silent", "pybind11.h",
+           "#if defined(PYBIND11_TYPE_CASTER) && !defined(DLTENSOR_PYBIND11_INCLUDED_LATE)",
+           "#if defined(PYBIND11_TYPE_CASTER_NEVER) && !defined(DLTENSOR_PYBIND11_INCLUDED_LATE)",
+           "dltensor's header included after pybind11's says nothing, though list.append(t) then appends a copy",
+           t(COMPILE_ERRORS, "test_pybind11_header_after_pybind11_warns_that_append_copies")),
 
     # ---- refusal records (refusal.h, refusal_log.h) -------------------------------------------------------
     Mutant("refusal_kind_not_recorded", "refusal.h",

@@ -136,9 +136,10 @@ DELIBERATE = {
 # ---------------------------------------------------------------------------------------------------
 PYBIND11_PORT = [
     # Headers and names.
-    (r"#include <nanobind/nanobind\.h>", "#include <pybind11/pybind11.h>", "rename"),
-    (r"#include <nanobind/ndarray\.h>\n#include <dltensor/nanobind\.h>", "#include <dltensor/pybind11.h>",
-     "rename"),
+    # dltensor's header first, as the reference asks (it declares `py::cast` overloads that pybind11's
+    # templates must see).
+    (r"#include <nanobind/nanobind\.h>", "#include <dltensor/pybind11.h>", "rename"),
+    (r"#include <nanobind/ndarray\.h>\n#include <dltensor/nanobind\.h>\n", "", "rename"),
     (r"#include <nanobind/stl/pair\.h>", "#include <pybind11/stl.h>", "rename"),
     (r"namespace nb = nanobind;", "namespace nb = pybind11;", "rename"),
     (r"\bNB_MODULE\(", "PYBIND11_MODULE(", "rename"),
@@ -341,6 +342,9 @@ find_package(Python 3.9 COMPONENTS Interpreter Development.Module REQUIRED)
 find_package(dltensor CONFIG REQUIRED)
 # As nanobind's tests/CMakeLists.txt: abort at interpreter exit when instances or types leaked.
 add_definitions(-DNB_ABORT_ON_LEAK)
+# Deliberate (reference.md §13): dltensor refuses to compile an owner-less constructor unless this is
+# defined; nanobind's tests build owner-less tensors over static arrays, which is safe.
+add_definitions(-DDLTENSOR_ALLOW_OWNERLESS)
 {add_module}
 target_link_libraries({module} PRIVATE dltensor::dltensor)
 """

@@ -4,7 +4,8 @@
 //   an unsigned value (typically `k * sizeof(T)`, pybind11 `array_t`'s byte strides) is a compile error.
 // - `container_owner`: moves a C++ container (`std::vector`, ...) into a Python object that frees it, so
 //   that a tensor over its memory can outlive the function that filled it (`dltensor<...>::adopt`).
-// - `DLTENSOR_OWNERLESS_MESSAGE`: the warning on a constructor call that gives no owner.
+// - `DLTENSOR_OWNERLESS_MESSAGE`, `ownerless_allowed`: a constructor call that gives no owner is a compile
+//   error (a warning with `DLTENSOR_ALLOW_OWNERLESS`).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -23,21 +24,37 @@
 #include "dlpack.h"
 #include "keep_alive.h"
 
-/// Why a constructor call without an owner warns: its memory is read again when the tensor is returned
-/// (copied, under the default policy), after the function's locals are gone. A call whose result is
-/// `.cast()` at once is safe (the default policy copies an ownerless tensor then, while the memory lives);
-/// the text says so, and how to write it without the warning.
+/// Why a constructor call without an owner does not compile: its memory is read again when the tensor is
+/// returned (copied, under the default policy), after the function's locals are gone, so a local
+/// container's memory would be read after it is freed. The text names the safe spellings. Defining
+/// `DLTENSOR_ALLOW_OWNERLESS` (for code ported wholesale whose owner-less tensors all view static memory)
+/// turns the error into this warning (`-Wdeprecated-declarations`).
 #define DLTENSOR_OWNERLESS_MESSAGE                                                                              \
     "dltensor: a tensor without an owner views memory that must outlive the returned Python object; a "        \
     "local container is freed before the default return policy copies it (a use-after-free). Return "        \
     "::copy_of(data, shape) (copies now) or ::adopt(std::move(container), shape) (hands the container "       \
-    "over), or pass an owner; pass py::handle() to say that the memory outlives the tensor (static data). "    \
-    "An immediate .cast() (a copy made at once, as in ndarray(v.data(), {n}).cast()) is safe: write it "      \
-    "with py::handle() as the owner to silence this"
+    "over), or pass an owner; pass py::handle() as the owner to say that the memory outlives the tensor "     \
+    "(static data), or that the tensor is copied at once (ndarray(v.data(), {n}, py::handle()).cast()). "     \
+    "Define DLTENSOR_ALLOW_OWNERLESS to make this a warning"
+
+#ifdef DLTENSOR_ALLOW_OWNERLESS
+#  define DLTENSOR_OWNERLESS [[deprecated(DLTENSOR_OWNERLESS_MESSAGE)]]
+#else
+#  define DLTENSOR_OWNERLESS
+#endif
 
 namespace dlt {
 
 template <typename...> inline constexpr bool dependent_false = false;
+
+/// Whether the owner-less constructors compile (their template parameter delays the check to a call).
+template <typename T>
+inline constexpr bool ownerless_allowed =
+#ifdef DLTENSOR_ALLOW_OWNERLESS
+    true;
+#else
+    dependent_false<T>;
+#endif
 
 /// One stride in a constructor's braced list: a signed count of elements.
 struct element_stride {

@@ -165,7 +165,7 @@ public:
     /// A view of memory that C++ provides, as `nb::ndarray`'s constructors. `owner` keeps it alive;
     /// `nb::handle()` says that the memory outlives the tensor (static data), and the `automatic` return
     /// policy then copies it. Strides count elements (unsigned braced strides are a compile error: see
-    /// construction.h). Leaving the owner out is deprecated (a warning): see DLTENSOR_OWNERLESS_MESSAGE.
+    /// construction.h). Leaving the owner out is a compile error: see DLTENSOR_OWNERLESS_MESSAGE.
     dltensor(VoidPtr data, size_t ndim, const size_t *shape, handle owner, const int64_t *strides = nullptr,
              dlpack::dtype dtype = nanobind::dtype<Scalar>(), int device_type = base::DeviceType,
              int device_id = 0, char order = base::Order, uint64_t byte_offset = 0)
@@ -180,11 +180,17 @@ public:
                    dlt::shape_array(shape, Config::N, detail::dltensor_extents<typename Config::Shape>::value),
                    owner, strides, dtype, device_type, device_id, order, byte_offset) { }
 
-    [[deprecated(DLTENSOR_OWNERLESS_MESSAGE)]] dltensor(VoidPtr data, size_t ndim, const size_t *shape)
-        : dltensor(data, ndim, shape, handle()) { }
+    template <typename NoOwner = void>
+    DLTENSOR_OWNERLESS dltensor(VoidPtr data, size_t ndim, const size_t *shape)
+        : dltensor(data, ndim, shape, handle()) {
+        static_assert(dlt::ownerless_allowed<NoOwner>, DLTENSOR_OWNERLESS_MESSAGE);
+    }
 
-    [[deprecated(DLTENSOR_OWNERLESS_MESSAGE)]] dltensor(VoidPtr data, std::initializer_list<size_t> shape = { })
-        : dltensor(data, shape, handle()) { }
+    template <typename NoOwner = void>
+    DLTENSOR_OWNERLESS dltensor(VoidPtr data, std::initializer_list<size_t> shape = {})
+        : dltensor(data, shape, handle()) {
+        static_assert(dlt::ownerless_allowed<NoOwner>, DLTENSOR_OWNERLESS_MESSAGE);
+    }
 
     /// Adopts another `dltensor`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
     template <typename... Args2>

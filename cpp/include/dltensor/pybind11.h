@@ -17,7 +17,15 @@
 // x`). They are declared before pybind11's headers so that pybind11's templates find them (a qualified
 // call in a template sees only what was declared before it): include <dltensor/pybind11.h> before any
 // pybind11 header, or `list.append(t)` and the item assignments copy (`t.cast()` never does). Defined
-// at the end of this file.
+// at the end of this file. Included after pybind11's casts (cast.h defines PYBIND11_TYPE_CASTER), this
+// header warns, unless DLTENSOR_PYBIND11_INCLUDED_LATE says the copies are understood.
+#if defined(PYBIND11_TYPE_CASTER) && !defined(DLTENSOR_PYBIND11_INCLUDED_LATE)
+#  if defined(_MSC_VER)
+#    pragma message("dltensor: <dltensor/pybind11.h> is included after pybind11's headers, so list.append(t), l[i] = t and d[k] = t of a py::dltensor append a copy (C++ writes made afterwards never reach it). Include <dltensor/pybind11.h> first, or define DLTENSOR_PYBIND11_INCLUDED_LATE and write l.append(t.cast())")
+#  else
+#    pragma GCC warning "dltensor: <dltensor/pybind11.h> is included after pybind11's headers, so list.append(t), l[i] = t and d[k] = t of a py::dltensor append a copy (C++ writes made afterwards never reach it). Include <dltensor/pybind11.h> first, or define DLTENSOR_PYBIND11_INCLUDED_LATE and write l.append(t.cast())"
+#  endif
+#endif
 #include <pybind11/detail/common.h>
 
 namespace PYBIND11_NAMESPACE {
@@ -150,7 +158,7 @@ public:
     /// A view of memory that C++ provides. `owner` keeps it alive; `py::handle()` says that the memory
     /// outlives the tensor (static data), and the `automatic` return policy then copies it. Strides count
     /// elements (unsigned braced strides are a compile error: see construction.h); NULL strides follow
-    /// `order`. Leaving the owner out is deprecated (a warning): see DLTENSOR_OWNERLESS_MESSAGE.
+    /// `order`. Leaving the owner out is a compile error: see DLTENSOR_OWNERLESS_MESSAGE.
     dltensor(VoidPtr data, size_t ndim, const size_t *shape, pybind11::handle owner, const int64_t *strides = nullptr,
              dlt::dlpack::DataType dtype = dlt::dtype_of<Scalar>(), int device_type = DeviceType,
              int device_id = 0, char order = Order, uint64_t byte_offset = 0) {
@@ -175,11 +183,17 @@ public:
     template <typename Policy>
     explicit dltensor(const detail::accessor<Policy> &item) : dltensor(pybind11::object(item)) { }
 
-    [[deprecated(DLTENSOR_OWNERLESS_MESSAGE)]] dltensor(VoidPtr data, size_t ndim, const size_t *shape)
-        : dltensor(data, ndim, shape, pybind11::handle()) { }
+    template <typename NoOwner = void>
+    DLTENSOR_OWNERLESS dltensor(VoidPtr data, size_t ndim, const size_t *shape)
+        : dltensor(data, ndim, shape, pybind11::handle()) {
+        static_assert(dlt::ownerless_allowed<NoOwner>, DLTENSOR_OWNERLESS_MESSAGE);
+    }
 
-    [[deprecated(DLTENSOR_OWNERLESS_MESSAGE)]] dltensor(VoidPtr data, std::initializer_list<size_t> shape = {})
-        : dltensor(data, shape, pybind11::handle()) { }
+    template <typename NoOwner = void>
+    DLTENSOR_OWNERLESS dltensor(VoidPtr data, std::initializer_list<size_t> shape = {})
+        : dltensor(data, shape, pybind11::handle()) {
+        static_assert(dlt::ownerless_allowed<NoOwner>, DLTENSOR_OWNERLESS_MESSAGE);
+    }
 
     dlt::dlpack::DataType dtype() const { return t().dtype; }
     size_t ndim() const { return m_handle ? (size_t) t().ndim : 0; }
