@@ -29,16 +29,17 @@
 /// container's memory would be read after it is freed. The text names the safe spellings. Defining
 /// `DLTENSOR_ALLOW_OWNERLESS` (for code ported wholesale whose owner-less tensors all view static memory)
 /// turns the error into this warning (`-Wdeprecated-declarations`).
-#define DLTENSOR_OWNERLESS_MESSAGE                                                                              \
+#define DLTENSOR_OWNERLESS_TEXT                                                                                 \
     "dltensor: a tensor without an owner views memory that must outlive the returned Python object; a "        \
     "local container is freed before the default return policy copies it (a use-after-free). Return "        \
-    "::copy_of(data, shape) (copies now) or ::adopt(std::move(container), shape) (hands the container "       \
+    "Out::copy_of(data, shape) (copies now) or Out::adopt(std::move(container), shape) (hands the container " \
     "over), or pass an owner; pass py::handle() as the owner to say that the memory outlives the tensor "     \
-    "(static data), or that the tensor is copied at once (ndarray(v.data(), {n}, py::handle()).cast()). "     \
-    "Define DLTENSOR_ALLOW_OWNERLESS to make this a warning"
+    "(static data), or that the tensor is copied at once (Out(v.data(), {n}, py::handle()).cast())"
+/// The error's text: the warning's, and the opt-in.
+#define DLTENSOR_OWNERLESS_MESSAGE DLTENSOR_OWNERLESS_TEXT ". Defining DLTENSOR_ALLOW_OWNERLESS makes this a warning"
 
 #ifdef DLTENSOR_ALLOW_OWNERLESS
-#  define DLTENSOR_OWNERLESS [[deprecated(DLTENSOR_OWNERLESS_MESSAGE)]]
+#  define DLTENSOR_OWNERLESS [[deprecated(DLTENSOR_OWNERLESS_TEXT)]]
 #else
 #  define DLTENSOR_OWNERLESS
 #endif

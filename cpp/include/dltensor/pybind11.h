@@ -18,12 +18,13 @@
 // call in a template sees only what was declared before it): include <dltensor/pybind11.h> before any
 // pybind11 header, or `list.append(t)` and the item assignments copy (`t.cast()` never does). Defined
 // at the end of this file. Included after pybind11's casts (cast.h defines PYBIND11_TYPE_CASTER), this
-// header warns, unless DLTENSOR_PYBIND11_INCLUDED_LATE says the copies are understood.
+// header warns (`#warning`, which GCC and Clang show also from system include directories, as CMake
+// adds dltensor's), unless DLTENSOR_PYBIND11_INCLUDED_LATE says the copies are understood.
 #if defined(PYBIND11_TYPE_CASTER) && !defined(DLTENSOR_PYBIND11_INCLUDED_LATE)
 #  if defined(_MSC_VER)
 #    pragma message("dltensor: <dltensor/pybind11.h> is included after pybind11's headers, so list.append(t), l[i] = t and d[k] = t of a py::dltensor append a copy (C++ writes made afterwards never reach it). Include <dltensor/pybind11.h> first, or define DLTENSOR_PYBIND11_INCLUDED_LATE and write l.append(t.cast())")
 #  else
-#    pragma GCC warning "dltensor: <dltensor/pybind11.h> is included after pybind11's headers, so list.append(t), l[i] = t and d[k] = t of a py::dltensor append a copy (C++ writes made afterwards never reach it). Include <dltensor/pybind11.h> first, or define DLTENSOR_PYBIND11_INCLUDED_LATE and write l.append(t.cast())"
+#    warning "dltensor: <dltensor/pybind11.h> is included after pybind11's headers, so list.append(t), l[i] = t and d[k] = t of a py::dltensor append a copy (C++ writes made afterwards never reach it). Include <dltensor/pybind11.h> first, or define DLTENSOR_PYBIND11_INCLUDED_LATE and write l.append(t.cast())"
 #  endif
 #endif
 #include <pybind11/detail/common.h>
