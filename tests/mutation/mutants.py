@@ -370,8 +370,8 @@ MUTANTS = [
            "the last reference to a pybind11 tensor handle never releases the owner",
            t(EXPORT, "test_owner_is_released_exactly_once_after_the_last_reference")
            + t(OWNERSHIP, "test_kept_tensor_keeps_the_producer_alive")),
-    Mutant("keeper_never_released", "handle.h",
-           "        if (keeper_type_ && keeper_type_->destroy_takes_gil) keeper_type_->destroy(keeper_);\n",
+    Mutant("keeper_never_released", "nanobind.h",
+           "        kept->~ndarray<>();\n",
            "",
            "nanobind: the last reference to an exported tensor never drops its nb::ndarray (the owner leaks)",
            t(NDARRAY_COMPAT, "test_view_of_an_adopted_ndarray_keeps_its_owner_until_released")),

@@ -1,7 +1,7 @@
 // dltensor/handle.h: a reference-counted tensor, what the exporter (export.h) works on and the pybind11
 // backend's `py::dltensor` holds (the nanobind backend lends export a borrowed one): the view (data,
-// device, dtype, shape, strides, byte_offset), what keeps its memory alive (a Python owner and/or a C++
-// keeper), and the stream it came with. Copies share it; the last release drops the owner with
+// device, dtype, shape, strides, byte_offset), what keeps its memory alive (a Python owner: keep_alive.h's kinds
+// or the producer's object), and the stream it came with. Copies share it; the last release drops the owner with
 // the GIL held, from any thread. Written against the CPython C API only.
 #pragma once
 
@@ -21,38 +21,16 @@
 
 namespace dlt {
 
-/// A C++ object that keeps a tensor's memory alive in place of (or besides) a Python owner: the nanobind
-/// backend's `nb::ndarray`, whose copies share nanobind's reference-counted handle. A heap handle stores
-/// its own copy inline (no allocation of its own) and destroys it with the GIL held.
-struct keeper_type {
-    size_t size, align;  ///< of the C++ object
-    /// Constructs, in the storage `dst`, an object that keeps `src` alive (`src`: the keeper a borrowed
-    /// handle was given, e.g. a nanobind handle; share() is the only caller).
-    void (*copy)(void *dst, const void *src) noexcept;
-    void (*destroy)(void *obj) noexcept;  ///< destroys the object at `obj` (GIL held)
-    /// A new Python object that keeps `src` (as in `copy`) alive, or NULL with a Python error set: what a
-    /// consumer that keeps only an object (a NumPy array's base) is given for a borrowed handle.
-    PyObject *(*python_owner)(const void *src) noexcept;
-    /// `destroy` may run on any thread, with or without the GIL (it takes the GIL itself when it needs
-    /// it, and does nothing once the interpreter is gone): the handle then calls it without asking.
-    bool destroy_takes_gil = false;
-};
-
 class tensor_handle {
 public:
     /// A handle over `t` (shape and strides are copied; NULL strides become C order). `owner` is borrowed
-    /// and a new reference is taken; an object of type `kt` (optional) keeping `keeper` alive is built
-    /// inside the handle. `trailing` bytes (aligned for any type) are reserved after it, for an object
+    /// and a new reference is taken. `trailing` bytes (aligned for any type) are reserved after it, for an object
     /// that lives exactly as long as the handle's memory (see share()); `*trailing_storage` receives them.
     /// Returns NULL (Python MemoryError set) when allocation fails.
     static tensor_handle *create(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream,
-                                 char order = 'C', const keeper_type *kt = nullptr,
-                                 const void *keeper = nullptr, size_t trailing = 0,
-                                 void **trailing_storage = nullptr) noexcept {
+                                 char order = 'C', size_t trailing = 0, void **trailing_storage = nullptr) noexcept {
         const size_t nd = (size_t) t.ndim;
-        const size_t dims = sizeof(tensor_handle) + 2 * nd * sizeof(int64_t);
-        const size_t at = kt ? (dims + kt->align - 1) & ~(kt->align - 1) : dims;  // align: a power of two
-        const size_t end = kt ? at + kt->size : dims;
+        const size_t end = sizeof(tensor_handle) + 2 * nd * sizeof(int64_t);
         constexpr size_t any = alignof(std::max_align_t);
         const size_t tail = (end + any - 1) & ~(any - 1);
         // Python's allocator for a handle with an owner (cheaper than the C heap): its caller holds the GIL
@@ -63,11 +41,6 @@ public:
         if (!mem) { PyErr_NoMemory(); return nullptr; }
         if (trailing_storage) *trailing_storage = trailing ? static_cast<char *>(mem) + tail : nullptr;
         auto *h = new (mem) tensor_handle(t);  // the view copied once, not cleared first
-        if (kt) {
-            h->keeper_type_ = kt;
-            h->keeper_ = static_cast<char *>(mem) + at;
-            kt->copy(h->keeper_, keeper);
-        }
         int64_t *shape = reinterpret_cast<int64_t *>(h + 1), *strides = shape + nd;
         for (size_t i = 0; i < nd; ++i) shape[i] = t.shape[i];
         if (t.strides) {
@@ -81,7 +54,7 @@ public:
         h->owner_ = owner;
         h->read_only_ = read_only;
         h->stream_ = stream;
-        // Whose objects the owner and keeper are: asked only while a sub-interpreter uses dltensor.
+        // Whose object the owner is: asked only while a sub-interpreter uses dltensor.
         if (detail::sub_interpreters_in_use.load(std::memory_order_relaxed)) h->interpreter_ = current_interpreter_id();
         return h;
     }
@@ -90,10 +63,8 @@ public:
     /// API keeps only the owner): shape, strides and `owner` stay borrowed from the caller, who keeps them
     /// alive for the call; `t.strides` must not be NULL. Whatever keeps a handle calls share(), which
     /// copies a borrowed one to the heap. Never dec_ref() it.
-    /// `keeper` (of type `kt`, optional) too stays the caller's; share() copies it.
-    static tensor_handle borrowed(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream,
-                                  const keeper_type *kt = nullptr, const void *keeper = nullptr) noexcept {
-        return tensor_handle(t, owner, read_only, stream, kt, keeper);
+    static tensor_handle borrowed(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream) noexcept {
+        return tensor_handle(t, owner, read_only, stream);
     }
 
     /// A reference for whoever keeps the handle beyond the call (release it with dec_ref()): this handle,
@@ -107,24 +78,21 @@ public:
             inc_ref();
             return this;
         }
-        tensor_handle *h = create(tensor_, owner_, read_only_, stream_, 'C', keeper_type_, keeper_, trailing,
-                                  trailing_storage);
+        tensor_handle *h = create(tensor_, owner_, read_only_, stream_, 'C', trailing, trailing_storage);
         if (h) h->set_source(source_, source_framework_);
         return h;
     }
 
     void inc_ref() noexcept { refcount_.fetch_add(1, std::memory_order_relaxed); }
 
-    /// Drops one reference; the last one releases the keeper and the owner, and frees the handle, with
-    /// the GIL (taken if needed: one check for all three). Once the interpreter is gone (or finalizing,
+    /// Drops one reference; the last one releases the owner and frees the handle, with the GIL (taken if
+    /// needed: one check for both). Once the interpreter is gone (or finalizing,
     /// for a thread that does not hold the GIL) what needs Python is leaked, not released; so is what
     /// belongs to another interpreter than the calling thread's (a thread without the GIL can take only
     /// the main interpreter's, through PyGILState): its objects are never touched under a foreign GIL.
     void dec_ref() noexcept {
         if (refcount_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-        if (keeper_type_ && keeper_type_->destroy_takes_gil) keeper_type_->destroy(keeper_);
-        // Nothing of Python's left (no owner, and no keeper that needs the GIL): no GIL to take.
-        if (!owner_ && (!keeper_type_ || keeper_type_->destroy_takes_gil)) return free_raw();
+        if (!owner_) return free_raw();  // nothing of Python's: no GIL to take
         const bool initialized = Py_IsInitialized();
         // Meaningless once finalized: asked only before.
         PyThreadState *ts = initialized ? thread_state_holding_gil() : nullptr;
@@ -137,7 +105,6 @@ public:
             return;  // another interpreter's: leaked whole (its allocator, its objects)
         PyGILState_STATE st{};
         if (!gil) st = PyGILState_Ensure();
-        if (keeper_type_ && !keeper_type_->destroy_takes_gil) keeper_type_->destroy(keeper_);
         PyObject *owner = owner_;
         const bool from_python_heap = python_heap();  // read before the destructor
         this->~tensor_handle();
@@ -152,14 +119,11 @@ public:
     const dlpack::Tensor &tensor() const noexcept { return tensor_; }
     PyObject *owner() const noexcept { return owner_; }
 
-    /// A new reference to a Python object that keeps the memory alive: the owner, or for a borrowed
-    /// handle with a keeper the keeper's `python_owner`; NULL (no error set) when there is neither.
+    /// A new reference to the Python object that keeps the memory alive (the owner); NULL (no error set)
+    /// when there is none.
     PyObject *new_owner_reference() const noexcept {
-        if (owner_) {
-            Py_INCREF(owner_);
-            return owner_;
-        }
-        return borrowed_ && keeper_type_ ? keeper_type_->python_owner(keeper_) : nullptr;
+        Py_XINCREF(owner_);
+        return owner_;
     }
     bool read_only() const noexcept { return read_only_; }
     void *stream() const noexcept { return stream_; }
@@ -173,17 +137,13 @@ public:
 
 private:
     explicit tensor_handle(const dlpack::Tensor &t) noexcept { dlpack::copy_view(tensor_, t); }
-    tensor_handle(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream, const keeper_type *kt,
-                  const void *keeper) noexcept
-        : owner_(owner), keeper_type_(kt), keeper_(const_cast<void *>(keeper)), stream_(stream),
-          read_only_(read_only), borrowed_(true) {
+    tensor_handle(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream) noexcept
+        : owner_(owner), stream_(stream), read_only_(read_only), borrowed_(true) {
         dlpack::copy_view(tensor_, t);
     }
     std::atomic<size_t> refcount_{1};
     dlpack::Tensor tensor_;  ///< set by every constructor (copy_view: no clear, no `rep movs` under -Os)
     PyObject *owner_ = nullptr;
-    const keeper_type *keeper_type_ = nullptr;  ///< see keeper_type; NULL: none
-    void *keeper_ = nullptr;                    ///< the keeper object (inline in a heap handle)
     PyObject *source_ = nullptr;
     int source_framework_ = 0;
     int64_t interpreter_ = 0;  ///< the ID of the interpreter that made the handle (see create())

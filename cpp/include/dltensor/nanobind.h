@@ -431,25 +431,18 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         PyMem_Free(kept);
     }
 
-    /// How a `dlt::tensor_handle` keeps a nanobind handle alive: an `nb::ndarray<>` over it, inside (the
-    /// borrowed handle's keeper is the nanobind handle itself).
-    static constexpr dlt::keeper_type ndarray_keeper = {
-        sizeof(ndarray<>), alignof(ndarray<>),
-        [](void *dst, const void *src) noexcept {
-            new (dst) ndarray<>(static_cast<detail::ndarray_handle *>(const_cast<void *>(src)));
-        },
-        [](void *obj) noexcept { static_cast<ndarray<> *>(obj)->~ndarray<>(); },
-        [](const void *src) noexcept -> PyObject * {  // an owner capsule holding an nb::ndarray<> over the handle
-            // Python's allocator (the GIL is held here and in the capsule's destructor): cheaper than the
-            // C++ heap on every NumPy return.
-            void *mem = PyMem_Malloc(sizeof(ndarray<>));
-            if (!mem) return PyErr_NoMemory();
-            auto *keep = new (mem) ndarray<>(static_cast<detail::ndarray_handle *>(const_cast<void *>(src)));
-            PyObject *capsule = dlt::owner_capsule<ndarray<>, end_keeper, keeper_name>(keep);
-            if (!capsule) end_keeper(keep);
-            return capsule;
-        },
-        true};  // ~ndarray takes the GIL itself (nanobind >= 2.13) and skips once the interpreter is gone
+    /// An owner for a tensor whose owner only nanobind knows (adopted from a plain `nb::ndarray`) or that
+    /// has none (static memory): an owner capsule holding an `nb::ndarray<>` over its nanobind handle (one
+    /// more reference to it), made on the Python heap (the GIL is held here and in the capsule's
+    /// destructor). A new reference, or NULL with a Python error set.
+    static PyObject *keeper_capsule(detail::ndarray_handle *handle) noexcept {
+        void *mem = PyMem_Malloc(sizeof(ndarray<>));
+        if (!mem) return PyErr_NoMemory();
+        auto *keep = new (mem) ndarray<>(handle);
+        PyObject *capsule = dlt::owner_capsule<ndarray<>, end_keeper, keeper_name>(keep);
+        if (!capsule) end_keeper(keep);
+        return capsule;
+    }
 
     /// Return-value policies (return_policy.h, shared with the pybind11 backend): `copy`/`move` copy,
     /// `automatic`/`automatic_reference` copy a tensor without an owner and view an owned one, `reference`
@@ -479,11 +472,17 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         }
         // Borrowed for the call: an export that keeps the tensor copies the handle to the heap. What keeps the
         // memory alive there is the tensor's owner (a NumPy array takes it as its base, as pybind11's
-        // array_t does), else (no owner, or one only nanobind knows) an `nb::ndarray<>` over the nanobind
-        // handle (one more reference to it).
-        dlt::tensor_handle h = dlt::tensor_handle::borrowed(dltensor_view_of(tensor), tensor.m_owner, Value::ReadOnly,
-                                                            tensor.m_stream, tensor.m_owner ? nullptr : &ndarray_keeper,
-                                                            tensor.handle());
+        // array_t does), else (no owner, or one only nanobind knows) an owner like any other:
+        // keeper_capsule() (also for a copy, which a framework may finish after the call).
+        PyObject *owner = tensor.m_owner;
+        dlt::py_ref keeper;
+        if (!owner) {
+            keeper = dlt::py_ref(keeper_capsule(tensor.handle()));
+            if (!keeper) return handle();
+            owner = keeper.get();
+        }
+        dlt::tensor_handle h =
+            dlt::tensor_handle::borrowed(dltensor_view_of(tensor), owner, Value::ReadOnly, tensor.m_stream);
         return dlt::export_planned(&h, plan, parent);
     }
 
