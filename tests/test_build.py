@@ -24,3 +24,41 @@ def test_test_module_includes_the_checkouts_headers(backend):
     for h in headers:
         assert checkout in Path(h).resolve().parents, h
     assert str(Path(sys.prefix)) not in " ".join(headers)
+
+
+def test_cmake_target_compiles_the_core_once_and_the_module_only_its_declarations():
+    # dltensor::dltensor links the core library (config.h: DLTENSOR_CORE): core.cpp is compiled once in the
+    # build tree, and the test modules' sources with DLTENSOR_CORE_LIBRARY (declarations only).
+    ninja = pytest.importorskip("ninja")
+    build = BUILD_ROOT / ("tests-sanitized" if SANITIZE else "tests")
+    commands = subprocess.run([str(Path(ninja.BIN_DIR) / "ninja"), "-C", str(build), "-t", "commands"],
+                              capture_output=True, text=True, check=True).stdout.splitlines()
+    core = [c for c in commands if c.rstrip().endswith(("dltensor/core.cpp", "dltensor/core.cpp.o"))
+            or "/dltensor/core.cpp" in c and " -c " in c]
+    assert len(core) == 1, core
+    assert str(REPO / "cpp" / "include" / "dltensor" / "core.cpp") in core[0]
+    modules = [c for c in commands if " -c " in c and "test_module.cpp" in c]
+    assert modules and all("-DDLTENSOR_CORE_LIBRARY" in c for c in modules), modules
+
+
+def test_header_only_build_without_cmake_is_complete(tmp_path):
+    # A build without CMake (dltensor.include_dir(), README) gets the whole core from the headers: the
+    # README's example extension compiled by one compiler command on the pybind11 backend links, imports,
+    # binds, refuses with its explanation, and returns.
+    pybind11 = pytest.importorskip("pybind11")
+    import sysconfig
+    import dltensor
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    out = tmp_path / f"downstream_ext_pybind11{suffix}"
+    cmd = ["c++", "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden", "-DDOWNSTREAM_PYBIND11",
+           f"-I{REPO / 'cpp' / 'include'}", f"-I{pybind11.get_include()}", f"-I{sysconfig.get_paths()['include']}",
+           str(REPO / "tests" / "downstream" / "downstream_ext.cpp"), "-o", str(out)]
+    assert Path(dltensor.include_dir()).is_dir()  # what such a build names instead of the checkout's headers
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import numpy as np; import downstream_ext_pybind11 as m\n"
+            "r = m.norms(np.array([[3, 4, 0]], np.float32)); assert r.tolist() == [5.0], r\n"
+            "try:\n    m.norms(np.ones((2, 2), np.float32))\nexcept TypeError as e:\n    assert 'incompatible' in str(e)\n"
+            "else:\n    raise AssertionError('no refusal')\nprint('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stdout + proc.stderr

@@ -165,3 +165,4 @@ def test_wheel_is_pure_and_carries_the_license(tmp_path):
     assert f"{info}/entry_points.txt" not in names  # no console script: `python -m dltensor` is the CLI
     headers = {f"dltensor/include/dltensor/{h.name}" for h in (ROOT / "cpp" / "include" / "dltensor").glob("*.h")}
     assert headers <= names and "dltensor/cmake/dltensorConfig.cmake" in names
+    assert "dltensor/include/dltensor/core.cpp" in names  # the core the CMake package compiles once

@@ -365,9 +365,9 @@ MUTANTS = [
 
     # ---- reference counts and the GIL in release paths --------------------------------------------------
     Mutant("handle_never_released", "handle.h",
-           "if (refcount_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;",
-           "if (refcount_.fetch_sub(1, std::memory_order_acq_rel) != 0) return;",
-           "the last reference to a pybind11 tensor handle never releases the owner",
+           "refcount_.load(std::memory_order_acquire) != 1 && refcount_.fetch_sub",
+           "refcount_.load(std::memory_order_acquire) != 1 || refcount_.fetch_sub",
+           "a tensor handle with more than one reference is never decremented: its owner is never released",
            t(EXPORT, "test_owner_is_released_exactly_once_after_the_last_reference")
            + t(OWNERSHIP, "test_kept_tensor_keeps_the_producer_alive")),
     Mutant("keeper_never_released", "nanobind.h",

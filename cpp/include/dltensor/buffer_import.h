@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "config.h"
 #include "dlpack.h"
 #include "dtypes.h"
 #include "import_result.h"

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <utility>
 
+#include "config.h"
 #include "dlpack.h"
 #include "import_result.h"
 #include "keep_alive.h"
@@ -133,7 +134,9 @@ inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool im
 /// made) holds: the owner no longer calls the deleter, and the capsule gets back its name and its
 /// producer's destructor, as if never imported. For a backend whose loaded argument is dropped without the
 /// call going ahead (overload resolution moved on), while nothing else holds the tensor. Needs the GIL.
-inline void restore_consumed_capsule(PyObject *capsule, PyObject *owner) noexcept {
+DLTENSOR_CORE void restore_consumed_capsule(PyObject *capsule, PyObject *owner) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const bool versioned = PyCapsule_IsValid(owner, owner_name_versioned);
     if (!versioned && !PyCapsule_IsValid(owner, owner_name)) return;
     void *context = PyCapsule_GetContext(owner);
@@ -148,6 +151,9 @@ inline void restore_consumed_capsule(PyObject *capsule, PyObject *owner) noexcep
     }
     PyErr_Clear();
 }
+#else
+;
+#endif
 
 /// Calls `src.__dlpack__(max_version=(1, minor))`, falling back to `src.__dlpack__()` for producers that
 /// predate `max_version` (they raise TypeError). `method` is `__dlpack__` as found on the type: a plain

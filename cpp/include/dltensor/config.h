@@ -24,6 +24,33 @@
 /// The refusal paths (conversions, lists): an inline function that is DLTENSOR_COLD.
 #define DLTENSOR_REFUSAL_PATH inline DLTENSOR_COLD
 
+/// The CPython-only core: imports, refusals and their explanations, exports, allocation and first-use
+/// set-up, which every translation unit would otherwise compile again. Its entry points (the functions
+/// that the backends' templates and the framework table call: `import_tensor()`, `export_tensor()`,
+/// `explain()`, the framework hooks, ...) are marked `DLTENSOR_CORE`; everything behind them is plain
+/// `inline`, compiled only where something calls it. Header-only (the default, and what builds from
+/// `dltensor.include_dir()` get), an entry point is an ordinary inline function. With
+/// `DLTENSOR_CORE_LIBRARY` (set by the CMake target `dltensor::dltensor`, which links the library
+/// `dltensor_core` made from `dltensor/core.cpp` once per build tree) a translation unit sees only the
+/// entry points' declarations, so it compiles none of the core, and core.cpp
+/// (`DLTENSOR_CORE_LIBRARY_BUILD`) compiles all of it once. An entry point is written
+/// `DLTENSOR_CORE <signature>` then `#if DLTENSOR_CORE_DEFINITIONS { body } #else ; #endif`.
+#if defined(DLTENSOR_CORE_LIBRARY_BUILD) && defined(__GNUC__)
+// Still declared inline, so that the compiler inlines the core into itself as it did header-only, and
+// always emitted (`used`): the modules' sources call them.
+#define DLTENSOR_CORE inline __attribute__((used))
+#define DLTENSOR_CORE_DEFINITIONS 1
+#elif defined(DLTENSOR_CORE_LIBRARY_BUILD)
+#define DLTENSOR_CORE
+#define DLTENSOR_CORE_DEFINITIONS 1
+#elif defined(DLTENSOR_CORE_LIBRARY)
+#define DLTENSOR_CORE
+#define DLTENSOR_CORE_DEFINITIONS 0
+#else
+#define DLTENSOR_CORE inline
+#define DLTENSOR_CORE_DEFINITIONS 1
+#endif
+
 /// A number as text, for the version checks' messages.
 #define DLTENSOR_VERSION_STR_(x) #x
 #define DLTENSOR_VERSION_STR(x) DLTENSOR_VERSION_STR_(x)

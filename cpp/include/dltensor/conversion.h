@@ -11,6 +11,7 @@
 
 #include <cstring>
 
+#include "config.h"
 #include "dlpack.h"
 #include "dtypes.h"
 #include "frameworks/registry.h"

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "config.h"
 #include "dlpack.h"
 
 namespace dlt {

@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "config.h"
 #include "capsule_import.h"
 #include "dlpack.h"
 #include "import_result.h"
@@ -21,7 +22,9 @@ namespace dlt {
 
 /// The exchange API that a type publishes, at a major version dltensor reads (walking `prev_api` from a
 /// newer table), or NULL. Leaves no Python error set.
-inline const dlpack::ExchangeAPI *find_exchange_api(PyTypeObject *tp) noexcept {
+DLTENSOR_CORE const dlpack::ExchangeAPI *find_exchange_api(PyTypeObject *tp) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     PyObject *name = py_names::get().exchange_api;
     if (!name) return nullptr;
     PyObject *capsule = _PyType_Lookup(tp, name);  // borrowed
@@ -39,6 +42,9 @@ inline const dlpack::ExchangeAPI *find_exchange_api(PyTypeObject *tp) noexcept {
     }
     return nullptr;
 }
+#else
+;
+#endif
 
 /// Error sink for `managed_tensor_allocator`: raises `kind(message)` (RuntimeError for unknown kinds).
 inline void set_allocator_error(void *, const char *kind, const char *message) {

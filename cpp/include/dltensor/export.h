@@ -13,6 +13,7 @@
 
 #include <cstring>
 
+#include "config.h"
 #include "dlpack.h"
 #include "frameworks/framework.h"
 #include "handle.h"
@@ -271,7 +272,6 @@ inline exported_type_state exported_type_state::make() noexcept {
 #if PY_VERSION_HEX >= 0x03090000
                                   {Py_bf_getbuffer, (void *) exported_getbuffer},
                                   {Py_bf_releasebuffer, (void *) exported_releasebuffer},
-#endif
                                   {Py_tp_methods, methods},
                                   {Py_tp_doc, (void *) "A tensor returned by a dltensor binding: pass it to "
                                                        "any DLPack consumer (numpy.from_dlpack, ...)."},
@@ -289,12 +289,15 @@ inline exported_type_state exported_type_state::make() noexcept {
 #endif
     return {tp};  // kept for the interpreter
 }
+#endif
 
 } // namespace detail
 
 /// A new `dltensor.Tensor` holding a reference to `h`, or NULL with an error set. `immutable_consumer`:
 /// only for handing to JAX or TensorFlow (see `exported_object`).
-inline PyObject *make_exported(tensor_handle *h, bool immutable_consumer = false) noexcept {
+DLTENSOR_CORE PyObject *make_exported(tensor_handle *h, bool immutable_consumer = false) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     PyTypeObject *tp = detail::exported_type();
     if (!tp) return nullptr;
     tensor_handle *kept = h->share();
@@ -305,6 +308,9 @@ inline PyObject *make_exported(tensor_handle *h, bool immutable_consumer = false
     reinterpret_cast<detail::exported_object *>(self)->immutable_consumer = immutable_consumer;
     return self;
 }
+#else
+;
+#endif
 
 namespace detail {
 inline constexpr char handle_capsule_name[] = "dltensor.handle";
@@ -313,13 +319,18 @@ inline void drop_handle(tensor_handle *h) noexcept { h->dec_ref(); }
 
 /// A capsule holding a reference to `h` (shared: see tensor_handle::share()), released when the capsule
 /// is freed: the base of a NumPy array over a tensor without a Python owner. NULL with an error set.
-inline PyObject *handle_capsule(tensor_handle *h) noexcept {
+DLTENSOR_CORE PyObject *handle_capsule(tensor_handle *h) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     tensor_handle *kept = h->share();
     if (!kept) return nullptr;
     PyObject *capsule = owner_capsule<tensor_handle, drop_handle, handle_capsule_name>(kept);
     if (!capsule) kept->dec_ref();
     return capsule;
 }
+#else
+;
+#endif
 
 } // namespace detail
 
@@ -327,11 +338,13 @@ inline PyObject *handle_capsule(tensor_handle *h) noexcept {
 
 /// The Python object a binding returns for `h`: that framework's tensor (a view, or a copy when `copy`).
 /// New reference, or NULL with an error set. Defined with the frameworks' list (frameworks/registry.h).
-inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexcept;
+DLTENSOR_CORE PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexcept;
 
 namespace detail {
 /// Exports `view`, another view of the memory of `h`, kept alive by `h` (through a `dltensor.Tensor`).
-inline PyObject *export_view_of(tensor_handle *h, const dlpack::Tensor &view, int framework, bool copy) noexcept {
+DLTENSOR_CORE PyObject *export_view_of(tensor_handle *h, const dlpack::Tensor &view, int framework, bool copy) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     PyObject *keep = make_exported(h);
     if (!keep) return nullptr;
     tensor_handle *v = tensor_handle::create(view, keep, h->read_only(), h->stream());
@@ -341,6 +354,9 @@ inline PyObject *export_view_of(tensor_handle *h, const dlpack::Tensor &view, in
     v->dec_ref();
     return out;
 }
+#else
+;
+#endif
 } // namespace detail
 
 /// Hands `h` to a framework through its DLPack exchange API (`managed_tensor_to_py_object_no_sync`): its

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <utility>
 
+#include "config.h"
 #include "buffer_import.h"
 #include "capsule_import.h"
 #include "conversion.h"
@@ -37,7 +38,7 @@
 
 namespace dlt {
 
-inline bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept;
+DLTENSOR_CORE bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept;
 
 namespace detail {
 
@@ -268,7 +269,9 @@ DLTENSOR_REFUSAL_PATH bool import_array_like(PyObject *src, const requirements &
 /// for this argument (not `.noconvert()`); a copy is still only made for read-only parameters. Objects
 /// that are no tensor (lists, tuples, Python numbers, `__array__` objects) are read through
 /// `numpy.asarray` under the same condition.
-inline bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept {
+DLTENSOR_CORE bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     if (!enter_interpreter()) return detail::refuse_in_sub_interpreter(src, r, convert);
     if (PyCapsule_CheckExact(src)) {  // a raw capsule: no producer to convert with
         mismatch m = detail::import_capsule(src, r, false, false, out);
@@ -284,5 +287,8 @@ inline bool import_tensor(PyObject *src, const requirements &r, bool convert, im
     if (m == mismatch::none) return detail::accept(src, info, r, convert, out);
     return detail::import_converted(src, info, r, convert, m, out);
 }
+#else
+;
+#endif
 
 } // namespace dlt

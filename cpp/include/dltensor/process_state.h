@@ -98,7 +98,9 @@ inline void free_interpreter_states(PyObject *capsule) noexcept {
 /// sub_interpreters_in_use until it clears its dict); NULL when they cannot be made (out of memory).
 /// Needs the interpreter's GIL; raises nothing.
 DLTENSOR_COLD
-inline interpreter_states *sub_interpreter_states(PyInterpreterState *interp) noexcept {
+DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *interp) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const int64_t id = PyInterpreterState_GetID(interp);
     cached_states &c = states_cache();
     if (c.id == id) return c.states;
@@ -130,6 +132,9 @@ inline interpreter_states *sub_interpreter_states(PyInterpreterState *interp) no
     if (s) c = cached_states{id, s};
     return s;
 }
+#else
+;
+#endif
 
 } // namespace detail
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "config.h"
 #include "dlpack.h"
 #include "exchange.h"
 #include "frameworks/registry.h"

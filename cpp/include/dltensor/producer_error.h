@@ -13,6 +13,7 @@
 #define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
+#include "config.h"
 
 #include <csignal>
 #include <cstring>
@@ -83,13 +84,18 @@ inline void forget_producer_reason() noexcept { producer_error_state::of_this_th
 inline bool has_pending_error() noexcept { return producer_error_state::of_this_thread().type != nullptr; }
 
 /// Makes the kept exception the current Python error; false (nothing changed) when none is kept.
-inline bool restore_pending_error() noexcept {
+DLTENSOR_CORE bool restore_pending_error() noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     producer_error_state &s = producer_error_state::of_this_thread();
     if (!s.type) return false;
     PyErr_Restore(s.type, s.value, s.traceback);
     s.type = s.value = s.traceback = nullptr;
     return true;
 }
+#else
+;
+#endif
 
 namespace detail {
 inline int raise_kept_error(void *kept) noexcept {
@@ -105,7 +111,9 @@ inline int raise_kept_error(void *kept) noexcept {
 /// by re-arming SIGINT (its handler runs in the main thread, as for a real interrupt), any other one as a
 /// pending call of the main thread, or, where the interpreter takes none, as an unraisable error
 /// (`sys.unraisablehook`). Leaves no error set.
-inline void rearm_pending_error() noexcept {
+DLTENSOR_CORE void rearm_pending_error() noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     if (!restore_pending_error()) return;
     if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
         PyErr_Clear();
@@ -126,5 +134,8 @@ inline void rearm_pending_error() noexcept {
     }
     PyErr_WriteUnraisable(nullptr);
 }
+#else
+;
+#endif
 
 } // namespace dlt

@@ -319,7 +319,7 @@ private:
             PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
             throw error_already_set();
         }
-        m_handle = dlt::tensor_handle::create(tensor, owner.ptr(), ReadOnly, nullptr, order == 'F' ? 'F' : 'C');
+        m_handle = dlt::tensor_handle::create_inline(tensor, owner.ptr(), ReadOnly, nullptr, order == 'F' ? 'F' : 'C');
         if (!m_handle) throw error_already_set();
         m_owned = owner.ptr() != nullptr;
     }
@@ -451,7 +451,7 @@ public:
             return false;
         }
         // The handle takes its own reference to the owner; `im` drops the importer's.
-        dlt::tensor_handle *h = dlt::tensor_handle::create(im.tensor, im.owner.get(), Value::ReadOnly, im.stream);
+        dlt::tensor_handle *h = dlt::tensor_handle::create_inline(im.tensor, im.owner.get(), Value::ReadOnly, im.stream);
         if (!h) { PyErr_Clear(); return false; }
         h->set_source(im.source, im.source_framework);
         value = Value(h, true);
@@ -545,7 +545,7 @@ dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, 
     if (rc > 0) throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
     if (rc < 0) throw error_already_set();
     object owner = reinterpret_steal<object>(im.owner.release());
-    dlt::tensor_handle *h = dlt::tensor_handle::create(im.tensor, owner.ptr(), ReadOnly, im.stream);
+    dlt::tensor_handle *h = dlt::tensor_handle::create_inline(im.tensor, owner.ptr(), ReadOnly, im.stream);
     if (!h) throw error_already_set();
     h->set_source(im.source, im.source_framework);
     return dltensor(h, true);

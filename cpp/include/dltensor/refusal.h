@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "config.h"
 #include "dlpack.h"
 #include "dtypes.h"
 #include "requirements.h"
@@ -164,7 +165,9 @@ inline std::string required_shape_text(const requirements &r) {
 
 /// One line saying which requirement `r` failed and what was passed, e.g. "dtype float64, expected
 /// float32" or "read-only source (a numpy.ndarray that is not writeable) for a writable parameter".
-inline std::string explain(const refusal &r) {
+DLTENSOR_CORE std::string explain(const refusal &r)
+#if DLTENSOR_CORE_DEFINITIONS
+{
     using namespace detail;
     const requirements &q = r.required;
     const std::string type = r.type_name[0] ? r.type_name : "object";
@@ -253,6 +256,9 @@ inline std::string explain(const refusal &r) {
     }
     return "refused";
 }
+#else
+;
+#endif
 
 /// The calling thread's last refusal, explained; `argument` (may be NULL) names the parameter.
 inline std::string explain_last_refusal(const char *argument = nullptr) {

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <string>
 
+#include "config.h"
 #include "process_state.h"
 #include "refusal.h"
 
@@ -115,7 +116,9 @@ inline void register_refusal_reader() noexcept { (void) process_state<refusal_re
 
 /// Keeps the importer's last refusal (refusal.h) for `src`, refused by a parameter whose signature text is
 /// `signature` (static storage). Refusal path only; needs the GIL.
-inline void log_refusal(PyObject *src, const char *signature) noexcept {
+DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     refusal_log &log = refusal_log::of_this_thread();
     refusal &slot = log.entries[log.next];
     slot = last_refusal();
@@ -125,5 +128,8 @@ inline void log_refusal(PyObject *src, const char *signature) noexcept {
     if (log.count < refusal_log::capacity) ++log.count;
     detail::register_refusal_reader();
 }
+#else
+;
+#endif
 
 } // namespace dlt

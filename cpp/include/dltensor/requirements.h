@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "config.h"
 #include "dlpack.h"
 #include "dtypes.h"
 #include "strides.h"

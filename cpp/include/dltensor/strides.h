@@ -73,8 +73,10 @@ inline void contiguous_strides(const int64_t *shape, size_t ndim, char order, in
 /// address (`strides` receives the strides, `t.ndim` entries; shape is shared with `t`), and
 /// `flip_dims[0..*n_flip)` lists the dimensions to reverse to get `t` back. For consumers that cannot
 /// hold negative strides (PyTorch). Requires strides (call only when `has_negative_stride(t)`).
-inline void positive_view(const dlpack::Tensor &t, dlpack::Tensor &out, int64_t *strides, int64_t *flip_dims,
-                          int32_t *n_flip) noexcept {
+DLTENSOR_CORE void positive_view(const dlpack::Tensor &t, dlpack::Tensor &out, int64_t *strides, int64_t *flip_dims,
+                          int32_t *n_flip) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     out = t;
     int64_t first = 0;  // element offset of the lowest address, from the current first element
     *n_flip = 0;
@@ -90,5 +92,8 @@ inline void positive_view(const dlpack::Tensor &t, dlpack::Tensor &out, int64_t 
     out.byte_offset = 0;
     out.strides = strides;
 }
+#else
+;
+#endif
 
 } // namespace dlt

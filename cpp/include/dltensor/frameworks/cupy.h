@@ -8,6 +8,7 @@
 #endif
 #include <Python.h>
 
+#include "../config.h"
 #include "../export.h"
 #include "../handle.h"
 #include "../py_ref.h"
@@ -24,15 +25,25 @@ namespace cupy {
 
 inline constexpr const char *packages[] = {"cupy", "cupy_backends", nullptr};
 
-inline py_ref convert(PyObject *src, const conversion_request &c) noexcept {
+DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     return c.dtype ? astype_copy(src, c) : py_ref();
 }
+#else
+;
+#endif
 
-inline PyObject *to_python(tensor_handle *h, bool copy) noexcept {
+DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const py_ref obj(make_exported(h));
     py_ref out = obj ? call_function("cupy", "from_dlpack", obj.get()) : py_ref();
     return out && copy ? call_method(out.get(), "copy").release() : out.release();
 }
+#else
+;
+#endif
 
 } // namespace cupy
 } // namespace frameworks

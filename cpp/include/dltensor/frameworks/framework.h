@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../config.h"
 #include "../dlpack.h"
 #include "../process_state.h"
 #include "../py_ref.h"

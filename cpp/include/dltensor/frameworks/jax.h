@@ -13,6 +13,7 @@
 
 #include <cstring>
 
+#include "../config.h"
 #include "../capsule_import.h"
 #include "../dlpack.h"
 #include "../export.h"
@@ -140,26 +141,38 @@ namespace jax {
 inline constexpr const char *packages[] = {"jax", "jaxlib", nullptr};
 
 /// jaxlib's export where the fast paths are on, else `__dlpack__`.
-inline mismatch export_capsule(PyObject *src, const producer_info &, const requirements &, PyObject *method,
-                               py_ref &capsule) noexcept {
+DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &, const requirements &, PyObject *method,
+                               py_ref &capsule) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     if (fast_paths_enabled()) capsule = py_ref(jax_capsule_from_array(src));
     if (!capsule) capsule = detail::call_dlpack(src, method);
     return mismatch::none;
 }
+#else
+;
+#endif
 
 /// On the CPU NumPy converts a JAX array (viewed without a copy) far faster than JAX's own dispatch; and
 /// without 64-bit mode JAX truncates a 64-bit astype back to 32 bits.
-inline py_ref convert(PyObject *src, const conversion_request &c) noexcept {
+DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     if (!c.dtype) return py_ref();
     if (c.on_cpu || (c.target.bits >= 64 && !jax_x64_enabled())) return convert_through_numpy(src, c.dtype, c.order_name);
     return astype_copy(src, c, false);
 }
+#else
+;
+#endif
 
 /// JAX adopts only compact strides (C or F order: "Only DLPack tensors with trivial (compact) striding are
 /// supported") of CPU memory: other CPU tensors, and copies, reach it through a C-ordered NumPy copy
 /// (`jax.numpy.asarray`, which copies into memory of its own; its arrays are immutable, so a copy cannot be
 /// told from a view).
-inline PyObject *to_python(tensor_handle *h, bool copy) noexcept {
+DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const dlpack::Tensor &t = h->tensor();
     if (copy || (t.device.device_type == dlpack::cpu && !has_order(t, 'A'))) {
         const py_ref array(export_tensor(h, fw_numpy, true));
@@ -174,6 +187,9 @@ inline PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     const py_ref obj(make_exported(h, true));
     return obj ? call_function("jax.dlpack", "from_dlpack", obj.get()).release() : nullptr;
 }
+#else
+;
+#endif
 
 } // namespace jax
 } // namespace frameworks

@@ -8,6 +8,7 @@
 #endif
 #include <Python.h>
 
+#include "../config.h"
 #include "../export.h"
 #include "../handle.h"
 #include "../py_ref.h"
@@ -24,10 +25,15 @@ namespace mlx {
 
 inline constexpr const char *packages[] = {"mlx", nullptr};
 
-inline PyObject *to_python(tensor_handle *h, bool) noexcept {
+DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const py_ref obj(make_exported(h));
     return obj ? call_function("mlx.core", "array", obj.get()).release() : nullptr;
 }
+#else
+;
+#endif
 
 } // namespace mlx
 } // namespace frameworks

@@ -11,6 +11,7 @@
 #endif
 #include <Python.h>
 
+#include "../config.h"
 #include "../dlpack.h"
 #include "../dtypes.h"
 #include "../export.h"
@@ -42,7 +43,9 @@ inline py_ref convert_through_numpy(PyObject *src, PyObject *dtype, PyObject *or
 /// `numpy.empty(shape, dtype, order)` (bfloat16 and float8 need ml_dtypes, which registers their names
 /// with NumPy), read back through NumPy's structures (the C API's array is not: its layout is known). Fills `out` (view of `out.shape[0..ndim)`, the array
 /// as `out.owner`) and returns the array (borrowed from `out.owner`), or NULL with an error set.
-inline PyObject *numpy_empty_cpu(dlpack::DataType dtype, size_t ndim, char order, imported &out) noexcept {
+DLTENSOR_CORE PyObject *numpy_empty_cpu(dlpack::DataType dtype, size_t ndim, char order, imported &out) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const numpy_c_api &capi = numpy_c_api::get();
     const int type = numpy_c_api::type_number(dtype);
     py_ref array;
@@ -103,6 +106,9 @@ inline PyObject *numpy_empty_cpu(dlpack::DataType dtype, size_t ndim, char order
     out.owner = std::move(array);
     return out.owner.get();
 }
+#else
+;
+#endif
 
 namespace frameworks {
 namespace numpy {
@@ -114,7 +120,9 @@ inline bool read(PyObject *obj, dlpack::Tensor &t, int64_t *shape, int64_t *stri
 
 /// NumPy's C API for exact ndarrays (as array_t's forcecast): C order unless F is asked for (the copy of a
 /// parameter without an order annotation is C-ordered); else `astype`.
-inline py_ref convert(PyObject *src, const conversion_request &c) noexcept {
+DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     if (fast_paths_enabled() && c.dtype) {
         const numpy_c_api &capi = numpy_c_api::get();
         if (capi.array_type && Py_IS_TYPE(src, capi.array_type) && numpy_c_api::type_number(c.target) >= 0)
@@ -122,6 +130,9 @@ inline py_ref convert(PyObject *src, const conversion_request &c) noexcept {
     }
     return c.dtype ? astype_copy(src, c) : py_ref();
 }
+#else
+;
+#endif
 
 DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     const dlpack::Tensor &t = h->tensor();
@@ -164,8 +175,10 @@ DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
 
 /// `empty()` of a `py::numpy` tensor, on the CPU (other devices: not NumPy's, 1): returned as that very
 /// array, read-only for Python when the tensor is (C++ still fills it).
-inline int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool read_only,
-                 imported &out) noexcept {
+DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool read_only,
+                 imported &out) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     if (device.device_type != dlpack::cpu) return 1;
     PyObject *array = numpy_empty_cpu(dtype, ndim, order, out);
     if (!array) return -1;
@@ -180,6 +193,9 @@ inline int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, cha
     out.source_framework = fw_numpy;
     return 0;
 }
+#else
+;
+#endif
 
 inline constexpr const char *packages[] = {"numpy", nullptr};
 

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../config.h"
 #include "../dlpack.h"
 #include "../dtypes.h"
 #include "../process_state.h"
@@ -28,7 +29,9 @@ inline constexpr int32_t numpy_max_ndim = 64;
 /// the bits as the ml_dtypes type named `name` ("bfloat16", "float8_e4m3fn", ...; what JAX hands NumPy), a
 /// view. Steals `bits_array`; a new reference, or NULL with an error set (TypeError naming ml_dtypes when it
 /// is not installed, or lacks the type).
-inline PyObject *numpy_ml_dtypes_view(PyObject *bits_array, const char *name) noexcept {
+DLTENSOR_CORE PyObject *numpy_ml_dtypes_view(PyObject *bits_array, const char *name) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const py_ref bits(bits_array);
     if (!bits) return nullptr;
     py_ref ml = import_module("ml_dtypes");
@@ -43,6 +46,9 @@ inline PyObject *numpy_ml_dtypes_view(PyObject *bits_array, const char *name) no
     PyObject *args[] = {type.get()};
     return call_method(bits.get(), "view", args, 1).release();
 }
+#else
+;
+#endif
 
 /// `numpy_ml_dtypes_view(uint16_array, "bfloat16")`.
 inline PyObject *numpy_bfloat16_view(PyObject *uint16_array) noexcept {

@@ -11,6 +11,7 @@
 #endif
 #include <Python.h>
 
+#include "../config.h"
 #include "../capsule_import.h"
 #include "../dlpack.h"
 #include "../exchange.h"
@@ -75,20 +76,27 @@ struct process {
 /// Paddle's in-place rule ("Leaf Var ... that doesn't stop gradient can't use inplace strategy"): a writable
 /// parameter takes a leaf that does not stop gradient only while grad mode is off. Sets `needs_detach`
 /// where the tensor does not stop gradient (its `__dlpack__` refuses it).
-inline mismatch precheck(PyObject *src, const requirements &r, bool *needs_detach) noexcept {
+DLTENSOR_CORE mismatch precheck(PyObject *src, const requirements &r, bool *needs_detach) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const process &p = process::get();
     const bool tracked = !process::flag(src, p.stop_gradient, false);
     if (needs_detach) *needs_detach = tracked;
     if (r.read_only || !tracked) return mismatch::none;
     return process::flag(src, p.is_leaf, true) && p.grad_mode() ? mismatch::requires_grad : mismatch::none;
 }
+#else
+;
+#endif
 
 inline mismatch check_view(PyObject *src, const producer_info &, const requirements &r, const dlpack::Tensor &) noexcept {
     return precheck(src, r, nullptr);
 }
 
-inline mismatch export_capsule(PyObject *src, const producer_info &, const requirements &r, PyObject *method,
-                               py_ref &capsule) noexcept {
+DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &, const requirements &r, PyObject *method,
+                               py_ref &capsule) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     bool detach = false;
     const mismatch m = precheck(src, r, &detach);
     if (m != mismatch::none) return m;
@@ -99,6 +107,9 @@ inline mismatch export_capsule(PyObject *src, const producer_info &, const requi
     if (method) capsule = detail::call_dlpack(exporter, method);
     return mismatch::none;
 }
+#else
+;
+#endif
 
 /// C++ may write: bump the tensor's in-place version (`_bump_inplace_version()`), as an in-place op does.
 inline void written(PyObject *src) noexcept {
@@ -107,11 +118,16 @@ inline void written(PyObject *src) noexcept {
 }
 
 /// `astype`; an F-order copy of a CPU tensor comes from NumPy (Paddle allocates row-major).
-inline py_ref convert(PyObject *src, const conversion_request &c) noexcept {
+DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     if (!c.dtype) return py_ref();
     if (c.order == 'F' && c.on_cpu) return convert_through_numpy(src, c.dtype, c.order_name);
     return astype_copy(src, c, false);
 }
+#else
+;
+#endif
 
 /// Paddle has no uint16 (`paddle.uint16` is bfloat16, and its DLPack import turns uint16 into bfloat16):
 /// false with a TypeError set for that dtype.
@@ -122,7 +138,7 @@ inline bool has_dtype(dlpack::DataType dtype) noexcept {
     return false;
 }
 
-inline PyObject *to_python(tensor_handle *h, bool copy) noexcept;
+DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept;
 
 /// Paddle cannot import negative strides ("Fail to alloc memory"), and its `flip` has no kernel for most
 /// dtypes: a CPU tensor with negative strides reaches it as a C-ordered NumPy copy (bfloat16 and float8
@@ -149,18 +165,28 @@ inline PyObject *from_c_ordered_copy(tensor_handle *h) noexcept {
     return out;
 }
 
-inline PyObject *to_python(tensor_handle *h, bool copy) noexcept {
+DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const dlpack::Tensor &t = h->tensor();
     if (!has_dtype(t.dtype)) return nullptr;
     if (has_negative_stride(t)) return from_c_ordered_copy(h);
     return export_to_exchange_framework(fast_paths_enabled() ? process::get().api : nullptr, "paddle", h, copy);
 }
+#else
+;
+#endif
 
 /// `empty()` through `paddle.Tensor`'s exchange API allocator (row-major), on any device Paddle has.
-inline int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char, bool, imported &out) noexcept {
+DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char, bool, imported &out) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     if (!has_dtype(dtype)) return -1;
     return allocate_through_exchange_api(process::get().api, dtype, ndim, device, out);
 }
+#else
+;
+#endif
 
 /// Paddle's in-place rule, explained.
 inline const char *reason(mismatch why, bool) noexcept {

@@ -13,6 +13,7 @@
 
 #include <cstring>
 
+#include "../config.h"
 #include "../capsule_import.h"
 #include "../dlpack.h"
 #include "../dtypes.h"
@@ -40,7 +41,9 @@ inline constexpr const char *packages[] = {"torch", nullptr};
 /// PyTorch's queries come from the last PyTorch type in the MRO (`torch._C.TensorBase`), which no subclass
 /// overrides; the exchange route is only taken where every check it needs is available. Lazy modules'
 /// placeholders (`UninitializedTensorMixin` in the MRO) are marked uninitialized.
-inline void classify(PyTypeObject *tp, producer_info &info, bool &use_exchange_api) noexcept {
+DLTENSOR_CORE void classify(PyTypeObject *tp, producer_info &info, bool &use_exchange_api) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     PyTypeObject *torch_base = nullptr;
     PyObject *mro = tp->tp_mro;
     const Py_ssize_t n = mro && PyTuple_Check(mro) ? PyTuple_GET_SIZE(mro) : 0;
@@ -57,6 +60,9 @@ inline void classify(PyTypeObject *tp, producer_info &info, bool &use_exchange_a
     info.checks = checks && checks->ok() ? checks : nullptr;
     use_exchange_api = info.checks != nullptr;
 }
+#else
+;
+#endif
 
 inline mismatch check_view(PyObject *src, const producer_info &info, const requirements &r,
                            const dlpack::Tensor &t) noexcept {
@@ -66,8 +72,10 @@ inline mismatch check_view(PyObject *src, const producer_info &info, const requi
 
 /// `__dlpack__` after PyTorch's checks, of a detached view where the tensor requires grad (PyTorch's
 /// `__dlpack__` refuses those).
-inline mismatch export_capsule(PyObject *src, const producer_info &info, const requirements &r, PyObject *method,
-                               py_ref &capsule) noexcept {
+DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &info, const requirements &r, PyObject *method,
+                               py_ref &capsule) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     PyObject *exporter = src;
     py_ref detached;
     if (info.checks) {
@@ -81,14 +89,22 @@ inline mismatch export_capsule(PyObject *src, const producer_info &info, const r
     if (method) capsule = detail::call_dlpack(exporter, method);
     return mismatch::none;
 }
+#else
+;
+#endif
 
 /// C++ may write: tell autograd, as an in-place op would (pytorch_checks.h).
 inline void written(PyObject *src) noexcept { torch_process::get().mark_written(src); }
 
 /// Same dtype and order when misaligned: only a fresh copy is aligned.
-inline py_ref convert(PyObject *src, const conversion_request &c) noexcept {
+DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     return torch_converted(src, c.dtype, c.order, c.fresh);
 }
+#else
+;
+#endif
 
 DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     const dlpack::Tensor &t = h->tensor();
@@ -110,10 +126,15 @@ DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
 
 /// `empty()` through `torch.Tensor`'s exchange API allocator, on any device (row-major); also what other
 /// frameworks' tensors on non-CPU devices are allocated with (registry.h).
-inline int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char, bool, imported &out) noexcept {
+DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char, bool, imported &out) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     if (is_float8_code(dtype.code) && !torch_has_dtype(small_float_name(dtype.code))) return -1;  // TypeError set
     return allocate_through_exchange_api(torch_exchange_api(), dtype, ndim, device, out);
 }
+#else
+;
+#endif
 
 /// PyTorch's rules, explained (pytorch_checks.h: torch_precheck()).
 inline const char *reason(mismatch why, bool read_only) noexcept {

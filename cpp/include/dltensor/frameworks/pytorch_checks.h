@@ -11,6 +11,7 @@
 #include <atomic>
 #include <new>
 
+#include "../config.h"
 #include "../dlpack.h"
 #include "../exchange.h"
 #include "../process_state.h"
@@ -195,7 +196,9 @@ private:
 /// with an error set. Returns the positive-stride view of a negative-stride tensor (strides.h) as the
 /// tensor it views: PyTorch tensors cannot have negative strides, and `torch.from_dlpack` aborts the
 /// process on them.
-inline PyObject *torch_flip(PyObject *tensor, const int64_t *dims, int32_t n) noexcept {
+DLTENSOR_CORE PyObject *torch_flip(PyObject *tensor, const int64_t *dims, int32_t n) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const py_ref t(tensor);
     if (!t) return nullptr;
     py_ref list(PyTuple_New(n));
@@ -207,6 +210,9 @@ inline PyObject *torch_flip(PyObject *tensor, const int64_t *dims, int32_t n) no
     PyObject *args[] = {list.get()};
     return list ? call_method(t.get(), "flip", args, 1).release() : nullptr;
 }
+#else
+;
+#endif
 
 /// A copy of PyTorch tensor `src` that C++ can read: conjugate and negative views materialized (no-ops
 /// otherwise), then `.to(torch.<dtype>)` where `dtype` (a dtype name, e.g. "float32") is given,
@@ -240,7 +246,9 @@ inline const dlpack::ExchangeAPI *torch_exchange_api() noexcept { return torch_p
 
 /// Does PyTorch have the dtype `name` (`torch.float8_e4m3fn`, ...)? PyTorch 2.13 has float8_e4m3fn, e5m2,
 /// e4m3fnuz, e5m2fnuz and e8m0fnu, not e3m4, e4m3 or e4m3b11fnuz. False with a TypeError set saying so.
-inline bool torch_has_dtype(const char *name) noexcept {
+DLTENSOR_CORE bool torch_has_dtype(const char *name) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     py_ref torch = import_module("torch");
     py_ref dtype = attribute(torch.get(), name);
     if (dtype) return true;
@@ -249,10 +257,15 @@ inline bool torch_has_dtype(const char *name) noexcept {
                  "cannot become a torch.Tensor; return it as py::numpy (ml_dtypes) or py::jax", name, name, name);
     return false;
 }
+#else
+;
+#endif
 
 /// `tensor.view(torch.<name>)`: the same bits relabeled (a float8 tensor flipped as uint8, which PyTorch has
 /// no float8 flip kernel for). Steals `tensor`; a new reference, or NULL with an error set.
-inline PyObject *torch_view_as(PyObject *tensor, const char *name) noexcept {
+DLTENSOR_CORE PyObject *torch_view_as(PyObject *tensor, const char *name) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const py_ref t(tensor);
     if (!t) return nullptr;
     py_ref torch = import_module("torch");
@@ -260,6 +273,9 @@ inline PyObject *torch_view_as(PyObject *tensor, const char *name) noexcept {
     PyObject *args[] = {dtype.get()};
     return dtype ? call_method(t.get(), "view", args, 1).release() : nullptr;
 }
+#else
+;
+#endif
 
 /// The negative and conjugate bits of `src`: read from its key set (pytorch_key_set.h) where `view` (its
 /// exchange-API view) is given, the read is enabled and its guard holds; else asked of `is_neg()` and, when
@@ -285,8 +301,10 @@ inline bool torch_lazy_bits(PyObject *src, const torch_checks &c, const dlpack::
 /// `check_conj`: also ask for the conjugate bit (only complex tensors can carry it). `requires_grad`:
 /// where given, receives the tensor's `requires_grad` (asked at most once per call). `view`: the exchange
 /// API's view of `src`, where the caller has one (the bits may then be read from the key set).
-inline mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r, bool check_conj,
-                               bool *requires_grad = nullptr, const dlpack::Tensor *view = nullptr) noexcept {
+DLTENSOR_CORE mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r, bool check_conj,
+                               bool *requires_grad = nullptr, const dlpack::Tensor *view = nullptr) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     torch_function_disabled guard(c.overrides_torch_function);
     bool neg, conj;
     torch_lazy_bits(src, c, view, check_conj, neg, conj);
@@ -303,6 +321,9 @@ inline mismatch torch_precheck(PyObject *src, const torch_checks &c, const requi
     if (requires_grad) *requires_grad = grad;
     return grad && torch_process::get().grad_mode() ? mismatch::requires_grad : mismatch::none;
 }
+#else
+;
+#endif
 
 /// The public route's precheck (`__dlpack__`): torch_precheck(), and the object to export. PyTorch's
 /// `__dlpack__` refuses tensors that require grad, so for those `detached` receives `src.detach()` (a view

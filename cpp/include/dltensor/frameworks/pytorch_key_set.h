@@ -23,6 +23,7 @@
 #include <malloc/malloc.h>  // malloc_size
 #endif
 
+#include "../config.h"
 #include "../dlpack.h"
 #include "../process_state.h"
 
@@ -270,6 +271,7 @@ inline torch_key_set torch_key_set::calibrate(const dlpack::ExchangeAPI *api) no
     return k;
 }
 
+#if DLTENSOR_CORE_DEFINITIONS  // declared in the class
 inline const torch_key_set &torch_key_set::get(const dlpack::ExchangeAPI *(*api)()) noexcept {
     static const torch_key_set unknown;
     static std::atomic<const torch_key_set *> found{nullptr};
@@ -282,5 +284,6 @@ inline const torch_key_set &torch_key_set::get(const dlpack::ExchangeAPI *(*api)
     found.store(fresh ? fresh : &unknown, std::memory_order_release);
     return fresh ? *fresh : unknown;
 }
+#endif
 
 } // namespace dlt

@@ -6,6 +6,7 @@
 
 #include <initializer_list>
 
+#include "../config.h"
 #include "../export.h"
 #include "../handle.h"
 #include "framework.h"
@@ -61,7 +62,9 @@ inline int allocate_for(int framework, dlpack::DataType dtype, size_t ndim, dlpa
     return rc;
 }
 
-inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexcept {
+DLTENSOR_CORE PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const dlt::framework *f = framework_by_id(framework);
     if (!f) return export_without_framework(h, framework, copy);
     // A framework without read-only tensors gets a read-only tensor as a copy, so that its writes never
@@ -72,5 +75,8 @@ inline PyObject *export_tensor(tensor_handle *h, int framework, bool copy) noexc
     if (f == &pytorch_framework) return frameworks::pytorch::to_python(h, copy);
     return f->to_python(h, copy);
 }
+#else
+;
+#endif
 
 } // namespace dlt

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../config.h"
 #include "../capsule_import.h"
 #include "../dlpack.h"
 #include "../export.h"
@@ -47,25 +48,37 @@ namespace tensorflow {
 inline constexpr const char *packages[] = {"tensorflow", nullptr};
 
 /// `__dlpack__`, for the tensors it can export (else the buffer protocol is tried).
-inline mismatch export_capsule(PyObject *src, const producer_info &, const requirements &, PyObject *method,
-                               py_ref &capsule) noexcept {
+DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &, const requirements &, PyObject *method,
+                               py_ref &capsule) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     if (tensorflow_exportable(src)) capsule = detail::call_dlpack(src, method);
     return mismatch::none;
 }
+#else
+;
+#endif
 
 /// tf.cast keeps TensorFlow's C order: an F-order copy of a CPU tensor comes from NumPy.
-inline py_ref convert(PyObject *src, const conversion_request &c) noexcept {
+DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     if (!c.dtype) return py_ref();
     if (c.order == 'F' && c.on_cpu) return convert_through_numpy(src, c.dtype, c.order_name);
     py_ref tf = import_module("tensorflow");
     PyObject *args[] = {src, c.dtype};
     return call_method(tf.get(), "cast", args, 2);
 }
+#else
+;
+#endif
 
 /// TensorFlow adopts only C-ordered CPU memory, and aborts the process in the first kernel that needs
 /// 64-byte alignment of memory it adopted: other CPU tensors, and copies, reach it through a C-ordered
 /// NumPy copy (`tensorflow.convert_to_tensor`, which copies into memory of its own).
-inline PyObject *to_python(tensor_handle *h, bool copy) noexcept {
+DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     const dlpack::Tensor &t = h->tensor();
     if (copy || (t.device.device_type == dlpack::cpu &&
                  (!has_order(t, 'C') || ((uintptr_t) t.data + t.byte_offset) % 64 != 0))) {
@@ -75,6 +88,9 @@ inline PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     const py_ref cap(make_capsule(h, false));
     return cap ? call_function("tensorflow.experimental.dlpack", "from_dlpack", cap.get()).release() : nullptr;
 }
+#else
+;
+#endif
 
 } // namespace tensorflow
 } // namespace frameworks
