@@ -272,7 +272,7 @@ inline torch_key_set torch_key_set::calibrate(const dlpack::ExchangeAPI *api) no
 }
 
 #if DLTENSOR_CORE_DEFINITIONS  // declared in the class
-inline const torch_key_set &torch_key_set::get(const dlpack::ExchangeAPI *(*api)()) noexcept {
+DLTENSOR_CORE const torch_key_set &torch_key_set::get(const dlpack::ExchangeAPI *(*api)()) noexcept {
     static const torch_key_set unknown;
     static std::atomic<const torch_key_set *> found{nullptr};
     static std::atomic<bool> started{false};
