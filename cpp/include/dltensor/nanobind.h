@@ -323,6 +323,28 @@ inline const size_t *dltensor_extents_of(const dlt::dlpack::Tensor &t) noexcept 
     return reinterpret_cast<const size_t *>(t.shape);
 }
 
+/// An owner for a tensor whose owner only nanobind knows (adopted from a plain `nb::ndarray`) or that has
+/// none (static memory): an owner capsule holding an `nb::ndarray<>` over its nanobind handle (one more
+/// reference to it). Not a template: one for every annotation set's caster.
+struct handle_keeper {
+    static constexpr char name[] = "dltensor.nanobind_handle";
+    /// Ends the capsule (dlt::owner_capsule's `End`): the nb::ndarray<> and its memory.
+    static void end(ndarray<> *kept) noexcept {
+        kept->~ndarray<>();
+        PyMem_Free(kept);
+    }
+    /// The capsule, made on the Python heap (the GIL is held here and in the capsule's destructor): a new
+    /// reference, or NULL with a Python error set.
+    static PyObject *capsule(ndarray_handle *handle) noexcept {
+        void *mem = PyMem_Malloc(sizeof(ndarray<>));
+        if (!mem) return PyErr_NoMemory();
+        auto *keep = new (mem) ndarray<>(handle);
+        PyObject *capsule = dlt::owner_capsule<ndarray<>, end, name>(keep);
+        if (!capsule) end(keep);
+        return capsule;
+    }
+};
+
 /// The DLPack view of a valid nanobind ndarray (shape and strides borrowed from it).
 template <typename... Args> dlt::dlpack::Tensor dltensor_view_of(const ndarray<Args...> &t) noexcept {
     dlt::dlpack::Tensor v{};
@@ -424,26 +446,6 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                      why.c_str());
     }
 
-    static constexpr char keeper_name[] = "dltensor.nanobind_handle";
-    /// Ends the keeper capsule below (dlt::owner_capsule's `End`): the nb::ndarray<> and its memory.
-    static void end_keeper(ndarray<> *kept) noexcept {
-        kept->~ndarray<>();
-        PyMem_Free(kept);
-    }
-
-    /// An owner for a tensor whose owner only nanobind knows (adopted from a plain `nb::ndarray`) or that
-    /// has none (static memory): an owner capsule holding an `nb::ndarray<>` over its nanobind handle (one
-    /// more reference to it), made on the Python heap (the GIL is held here and in the capsule's
-    /// destructor). A new reference, or NULL with a Python error set.
-    static PyObject *keeper_capsule(detail::ndarray_handle *handle) noexcept {
-        void *mem = PyMem_Malloc(sizeof(ndarray<>));
-        if (!mem) return PyErr_NoMemory();
-        auto *keep = new (mem) ndarray<>(handle);
-        PyObject *capsule = dlt::owner_capsule<ndarray<>, end_keeper, keeper_name>(keep);
-        if (!capsule) end_keeper(keep);
-        return capsule;
-    }
-
     /// Return-value policies (return_policy.h, shared with the pybind11 backend): `copy`/`move` copy,
     /// `automatic`/`automatic_reference` copy a tensor without an owner and view an owned one, `reference`
     /// and `take_ownership` view, `reference_internal` views and keeps `self` alive (without one:
@@ -473,11 +475,11 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         // Borrowed for the call: an export that keeps the tensor copies the handle to the heap. What keeps the
         // memory alive there is the tensor's owner (a NumPy array takes it as its base, as pybind11's
         // array_t does), else (no owner, or one only nanobind knows) an owner like any other:
-        // keeper_capsule() (also for a copy, which a framework may finish after the call).
+        // handle_keeper (also for a copy, which a framework may finish after the call).
         PyObject *owner = tensor.m_owner;
         dlt::py_ref keeper;
         if (!owner) {
-            keeper = dlt::py_ref(keeper_capsule(tensor.handle()));
+            keeper = dlt::py_ref(detail::handle_keeper::capsule(tensor.handle()));
             if (!keeper) return handle();
             owner = keeper.get();
         }
