@@ -39,6 +39,25 @@ def test_cmake_target_compiles_the_core_once_and_the_module_only_its_declaration
     assert str(REPO / "cpp" / "include" / "dltensor" / "core.cpp") in core[0]
     modules = [c for c in commands if " -c " in c and "test_module.cpp" in c]
     assert modules and all("-DDLTENSOR_CORE_LIBRARY" in c for c in modules), modules
+    # Machine code only, one section per function: no LTO bytecode, over which GCC's linker plugin would
+    # run LTO in every plain (nanobind) link, and a --gc-sections link keeps only what a module calls.
+    assert "-ffunction-sections" in core[0] and "-flto" not in core[0], core[0]
+
+
+def test_core_library_holds_no_initial_image_of_the_refusal_ring(tmp_path):
+    # The per-thread refusal ring (refusal_log.h, 32 records) is zero bits until written: thread-local
+    # .tbss, which costs a module file nothing, not a 14 KB .tdata image.
+    library = BUILD_ROOT / ("tests-sanitized" if SANITIZE else "tests") / "libdltensor_core.a"
+    if not library.exists():
+        pytest.skip("the test build has no core library (DLTENSOR_HEADER_ONLY)")
+    subprocess.run(["ar", "x", str(library)], cwd=tmp_path, check=True)
+    sections = subprocess.run(["size", "-A", *map(str, tmp_path.glob("*.o"))], capture_output=True, text=True,
+                              check=True).stdout
+    ring = [line.split() for line in sections.splitlines() if "refusal_log14of_this_thread" in line]
+    assert ring and all(name.startswith(".tbss") for name, *_ in ring), ring
+    tdata = sum(int(parts[1]) for parts in map(str.split, sections.splitlines())
+                if parts and parts[0].startswith(".tdata"))
+    assert tdata < 2048, sections
 
 
 def test_header_only_build_without_cmake_is_complete(tmp_path):

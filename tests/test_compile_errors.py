@@ -161,3 +161,44 @@ def test_pybind11_header_after_pybind11_warns_that_append_copies(system):
     assert proc.returncode == 0, proc.stderr[-3000:]
     proc = compile_snippet("pybind11", APPEND, ["-Wall", "-Werror"])
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+COMPLEX_TYPES = """\
+#include <complex>
+struct pair_of_floats { using value_type = float; float re, im; float real() const { return re; } float imag() const { return im; } };
+struct three_floats { using value_type = float; float re, im, pad; float real() const { return re; } float imag() const { return im; } };
+struct int_parts { using value_type = int; int re, im; int real() const { return re; } int imag() const { return im; } };
+static_assert(dlt::dtype_of<std::complex<float>>().code == dlt::dlpack::complex_ && dlt::dtype_of<std::complex<float>>().bits == 64);
+static_assert(dlt::dtype_of<const std::complex<double>>().code == dlt::dlpack::complex_ && dlt::dtype_of<std::complex<double>>().bits == 128);
+static_assert(dlt::dtype_of<pair_of_floats>().code == dlt::dlpack::complex_ && dlt::dtype_of<pair_of_floats>().bits == 64);
+static_assert(dlt::dtype_of<three_floats>().bits == 0, "not laid out as two parts");
+static_assert(dlt::dtype_of<int_parts>().bits == 0, "integer parts are no DLPack complex");
+double f(py::dltensor<const std::complex<float>, py::ndim<1>> a, py::dltensor<std::complex<double>> b) {
+    return (double) a(0).real() + (double) b.ndim(); }
+"""
+
+
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_complex_element_types_are_recognised_by_their_parts(backend):
+    # dtypes.h recognises std::complex<float|double> (and types laid out like them) without <complex>.
+    proc = compile_snippet(backend, COMPLEX_TYPES, ["-Wall", "-Werror"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_nanobind_header_brings_no_standard_streams():
+    # <complex> brings <sstream> (about 8,600 preprocessed lines with libstdc++); nanobind's ndarray.h
+    # includes neither, and dltensor's nanobind header must not add them to every binding source.
+    probe = compile_snippet("nanobind", "#if defined(__GLIBCXX__) && (defined(_GLIBCXX_COMPLEX) || defined(_GLIBCXX_SSTREAM))\n"
+                                        "#error standard streams included\n#endif\n")
+    assert probe.returncode == 0, probe.stderr[-3000:]
+
+
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_containers_of_any_kind_port_without_iterator_header(backend):
+    # copy_of() of a C array and a std::array: std::size/std::begin come with <string> ([iterator.range]),
+    # so array_t_members.h needs no <iterator> (which brings the stream buffers with it in libstdc++).
+    code = ("#include <array>\nauto f() { static const float c[3] = {1, 2, 3}; std::array<double, 2> a{1, 2}; "
+            "return std::make_pair(py::dltensor<py::numpy, float, py::ndim<1>>::copy_of(c), "
+            "py::dltensor<py::numpy, double, py::ndim<1>>::copy_of(a)); }\n")
+    proc = compile_snippet(backend, code, ["-Wall", "-Werror"])
+    assert proc.returncode == 0, proc.stderr[-3000:]

@@ -9,8 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <type_traits>
 
 #include "dlpack.h"
+#include "dtypes.h"
 #include "frameworks/registry.h"
 #include "import_result.h"
 #include "process_state.h"
@@ -40,5 +43,19 @@ inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, cons
     }
     return allocate_for(framework, dtype, ndim, device, order, read_only, out);
 }
+
+/// What both backends' `dltensor<...>::empty()` allocate, from the tensor's annotation set `Config`
+/// (its framework, ndim, order) and element type: the tensor on the annotated device type (the CPU when
+/// unannotated) and `device_id`. Returns what allocate_framework_tensor() returns; the backend throws
+/// std::invalid_argument(empty_shape_message) for 1 and its Python error type for -1.
+template <typename Config, typename Scalar>
+DLTENSOR_HOT_INLINE int allocate_empty(std::initializer_list<size_t> shape, int32_t device_type, int device_id, bool read_only,
+                   imported &out) noexcept {
+    static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "dltensor::empty() needs a dtype annotation");
+    return allocate_framework_tensor(Config::Framework::value, dtype_of<Scalar>(), shape.begin(), shape.size(),
+                                     Config::N, {device_type ? device_type : (int32_t) dlpack::cpu, (int32_t) device_id},
+                                     (char) Config::Order::value, out, read_only);
+}
+inline constexpr const char *empty_shape_message = "dltensor::empty(): the shape does not match the annotated ndim";
 
 } // namespace dlt

@@ -21,10 +21,9 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
-#include <iterator>
 #include <new>
 #include <stdexcept>
-#include <string>
+#include <string>  // also declares std::size and std::begin ([iterator.range]), without <iterator>'s streams
 #include <type_traits>
 #include <utility>
 

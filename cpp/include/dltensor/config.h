@@ -23,6 +23,9 @@
 
 /// The refusal paths (conversions, lists): an inline function that is DLTENSOR_COLD.
 #define DLTENSOR_REFUSAL_PATH inline DLTENSOR_COLD
+/// Building a message (a refusal's explanation, an error's text): an inline function that is DLTENSOR_COLD
+/// (GCC optimizes it for size and keeps it out of the hot code).
+#define DLTENSOR_MESSAGE_PATH inline DLTENSOR_COLD
 
 /// The CPython-only core: imports, refusals and their explanations, exports, allocation and first-use
 /// set-up, which every translation unit would otherwise compile again. Its entry points (the functions

@@ -4,10 +4,10 @@
 // Backend-independent: no Python, no binding library.
 #pragma once
 
-#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "config.h"
 #include "dlpack.h"
@@ -252,6 +252,20 @@ constexpr const char *small_float_name(uint8_t code) noexcept {
     }
 }
 
+/// A complex number of float or double parts laid out as two of them (std::complex<float>, std::complex<double>
+/// or a type like them), recognised by its members so that this header need not include <complex>, which
+/// brings the standard streams with it (about 8,600 preprocessed lines in every source).
+template <typename T, typename = void> struct complex_parts { using type = void; };
+template <typename T>
+struct complex_parts<T, std::void_t<typename T::value_type, decltype(std::declval<const T &>().real()),
+                                    decltype(std::declval<const T &>().imag())>> {
+    using V = typename T::value_type;
+    static constexpr bool layout = (std::is_same_v<V, float> || std::is_same_v<V, double>) && sizeof(T) == 2 * sizeof(V) &&
+                                   std::is_same_v<std::decay_t<decltype(std::declval<const T &>().real())>, V> &&
+                                   std::is_same_v<std::decay_t<decltype(std::declval<const T &>().imag())>, V>;
+    using type = std::conditional_t<layout, V, void>;
+};
+
 /// The DLPack data type of a C++ scalar type (cv-qualifiers ignored); `bits == 0` for "not a scalar".
 template <typename T> constexpr dlpack::DataType dtype_of() noexcept {
     using U = std::remove_cv_t<T>;
@@ -259,8 +273,7 @@ template <typename T> constexpr dlpack::DataType dtype_of() noexcept {
     else if constexpr (std::is_same_v<U, float16>) return {dlpack::float_, 16, 1};
     else if constexpr (std::is_same_v<U, bfloat16>) return {dlpack::bfloat_, 16, 1};
     else if constexpr (is_float8<U>::value) return {(uint8_t) U::code, 8, 1};
-    else if constexpr (std::is_same_v<U, std::complex<float>>) return {dlpack::complex_, 64, 1};
-    else if constexpr (std::is_same_v<U, std::complex<double>>) return {dlpack::complex_, 128, 1};
+    else if constexpr (!std::is_void_v<typename complex_parts<U>::type>) return {dlpack::complex_, (uint8_t) (sizeof(U) * 8), 1};
     else if constexpr (std::is_floating_point_v<U> && (sizeof(U) == 4 || sizeof(U) == 8))
         return {dlpack::float_, (uint8_t) (sizeof(U) * 8), 1};
     else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) <= 8)
@@ -272,7 +285,7 @@ template <typename T> constexpr dlpack::DataType dtype_of() noexcept {
 
 /// True for a data type dltensor can carry: one lane of bool8, (u)int8..64, float16/32/64, bfloat16,
 /// complex64/128, the 8-bit floats (codes 7..14, 8 bits). Sub-byte types (float6, float4, int4, ...) are not.
-constexpr bool is_supported_dtype(dlpack::DataType t) noexcept {
+DLTENSOR_HOT_INLINE constexpr bool is_supported_dtype(dlpack::DataType t) noexcept {
     if (t.lanes != 1) return false;
     if (is_float8_code(t.code)) return t.bits == 8;
     switch (t.code) {

@@ -45,7 +45,7 @@ namespace detail {
 /// Route `exchange`: a non-owning view through the type's exchange API; the owner is the tensor object
 /// itself. This pins the tensor as firmly as an owning export would (both hold the tensor, not a
 /// separate copy of its storage), without allocating.
-inline mismatch import_exchange(PyObject *src, const producer_info &info, const requirements &r,
+DLTENSOR_HOT_INLINE mismatch import_exchange(PyObject *src, const producer_info &info, const requirements &r,
                                 imported &out) noexcept {
     const dlpack::ExchangeAPI *api = info.api;
     dlpack::Tensor &t = out.tensor;  // filled in place: no copy of the view on the hot path

@@ -24,7 +24,6 @@
 #  error "dltensor needs nanobind >= 2.13 (found an older nanobind, named above)"
 #endif
 
-#include <complex>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -358,6 +357,33 @@ template <typename... Args> dlt::dlpack::Tensor dltensor_view_of(const ndarray<A
     return v;
 }
 
+/// Sets a Python TypeError that explains the calling thread's last refusal of `src` by a parameter whose
+/// signature text is `name`.
+DLTENSOR_MESSAGE_PATH void dltensor_type_error(handle src, const char *name) noexcept {
+    std::string why;
+    try {
+        why = dlt::explain_last_refusal();
+    } catch (...) { }
+    PyErr_Format(PyExc_TypeError, "cannot convert %s to %s: %s", Py_TYPE(src.ptr())->tp_name, name, why.c_str());
+}
+
+/// What every caster's from_python() does when the import refused `src` (not a template: one for all
+/// annotation sets). `name`: the parameter's signature text.
+DLTENSOR_COLD inline void dltensor_refusal(handle src, uint32_t flags, const char *name) noexcept {
+    // nb::cast<T>(obj) in a function body: raise a TypeError that says why (nanobind raises a set Python
+    // error instead of std::bad_cast). Overload resolution passes no `manual` flag: the refusal is kept for
+    // dltensor.explain() instead.
+    if (dlt::has_pending_error()) {  // an interrupt in the producer's code: never a refusal
+        // nb::cast<T>(obj) raises it at once; overload resolution cannot (nanobind's casters do not raise):
+        // the interpreter raises it at its next check (producer_error.h).
+        if (flags & (uint32_t) cast_flags::manual) dlt::restore_pending_error();
+        else dlt::rearm_pending_error();
+        return;
+    }
+    if (flags & (uint32_t) cast_flags::manual) dltensor_type_error(src, name);
+    else dlt::log_refusal(src.ptr(), name);
+}
+
 template <typename... Args> struct type_caster<dltensor<Args...>> {
     using Config = typename dltensor<Args...>::Config;
     using Scalar = typename Config::Scalar;
@@ -406,18 +432,7 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         }
         dlt::imported im;
         if (!dlt::import_tensor(src.ptr(), requirements, (flags & (uint32_t) cast_flags::convert) != 0, im)) {
-            // nb::cast<T>(obj) in a function body: raise a TypeError that says why (nanobind raises a set
-            // Python error instead of std::bad_cast). Overload resolution passes no `manual` flag: the
-            // refusal is kept for dltensor.explain() instead.
-            if (dlt::has_pending_error()) {  // an interrupt in the producer's code: never a refusal
-                // nb::cast<T>(obj) raises it at once; overload resolution cannot (nanobind's casters do
-                // not raise): the interpreter raises it at its next check (producer_error.h).
-                if (flags & (uint32_t) cast_flags::manual) dlt::restore_pending_error();
-                else dlt::rearm_pending_error();
-                return false;
-            }
-            if (flags & (uint32_t) cast_flags::manual) refused(src);
-            else dlt::log_refusal(src.ptr(), Name.text);
+            dltensor_refusal(src, flags, Name.text);
             return false;
         }
 
@@ -434,16 +449,6 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         value.m_owner = im.owner.get();  // the nanobind handle holds its own reference
         m_consumed = im.consumed;
         return true;
-    }
-
-    /// Sets a Python TypeError that explains the calling thread's last refusal of `src`.
-    static void refused(handle src) noexcept {
-        std::string why;
-        try {
-            why = dlt::explain_last_refusal();
-        } catch (...) { }
-        PyErr_Format(PyExc_TypeError, "cannot convert %s to %s: %s", Py_TYPE(src.ptr())->tp_name, Name.text,
-                     why.c_str());
     }
 
     /// Return-value policies (return_policy.h, shared with the pybind11 backend): `copy`/`move` copy,
@@ -501,13 +506,9 @@ NAMESPACE_END(detail)
 
 template <typename... Args>
 dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, int device_id) {
-    static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "dltensor::empty() needs a dtype annotation");
-    const int32_t device_type = base::DeviceType ? base::DeviceType : (int32_t) dlt::dlpack::cpu;
     dlt::imported im;
-    int rc = dlt::allocate_framework_tensor(Config::Framework::value, dlt::dtype_of<Scalar>(), shape.begin(),
-                                            shape.size(), Config::N, {device_type, (int32_t) device_id},
-                                            (char) Config::Order::value, im, base::ReadOnly);
-    if (rc > 0) throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
+    int rc = dlt::allocate_empty<Config, Scalar>(shape, base::DeviceType, device_id, base::ReadOnly, im);
+    if (rc > 0) throw std::invalid_argument(dlt::empty_shape_message);
     if (rc < 0) throw python_error();
     object owner = steal(im.owner.release());
     const dlt::dlpack::Tensor &t = im.tensor;

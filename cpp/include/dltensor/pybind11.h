@@ -49,7 +49,6 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 #  error "dltensor needs pybind11 >= 2.13 (found an older pybind11, named above)"
 #endif
 
-#include <complex>
 #include <initializer_list>
 #include <stdexcept>
 #include <utility>
@@ -398,6 +397,21 @@ template <typename Config> struct dltensor_signature {
     static constexpr auto name = descr_of(std::make_index_sequence<value.len>());
 };
 
+/// What every caster's load() does when the import refused `src` (not a template: one for all annotation
+/// sets): false when a Python error is to be raised (throw error_already_set()), else true after keeping
+/// the refusal for dltensor.explain(). `signature`: the parameter's signature text.
+DLTENSOR_COLD inline bool dltensor_refusal(handle src, const char *signature) noexcept {
+    // An interrupt in the producer's code (producer_error.h) stops overload resolution: pybind11 raises
+    // what a caster throws.
+    if (dlt::restore_pending_error()) return false;
+    if (dlt::last_refusal().sub_interpreter) {  // pybind11 modules may declare sub-interpreter support
+        PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
+        return false;
+    }
+    dlt::log_refusal(src.ptr(), signature);
+    return true;
+}
+
 template <typename... Args> class type_caster<pybind11::dltensor<Args...>> {
 public:
     using Value = pybind11::dltensor<Args...>;
@@ -440,14 +454,7 @@ public:
     bool load(handle src, bool convert) {
         dlt::imported im;
         if (!dlt::import_tensor(src.ptr(), requirements, convert, im)) {
-            // An interrupt in the producer's code (producer_error.h) stops overload resolution: pybind11
-            // raises what a caster throws.
-            if (dlt::restore_pending_error()) throw error_already_set();
-            if (dlt::last_refusal().sub_interpreter) {  // pybind11 modules may declare sub-interpreter support
-                PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
-                throw error_already_set();
-            }
-            dlt::log_refusal(src.ptr(), dltensor_signature<Config>::value.s);  // for dltensor.explain()
+            if (!dltensor_refusal(src, dltensor_signature<Config>::value.s)) throw error_already_set();
             return false;
         }
         // The handle takes its own reference to the owner; `im` drops the importer's.
@@ -536,13 +543,9 @@ template <typename... Args> bool try_cast(handle obj, dltensor<Args...> &out, bo
 
 template <typename... Args>
 dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, int device_id) {
-    static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "dltensor::empty() needs a dtype annotation");
-    const int32_t device_type = DeviceType ? DeviceType : (int32_t) dlt::dlpack::cpu;
     dlt::imported im;
-    int rc = dlt::allocate_framework_tensor(Config::Framework::value, dlt::dtype_of<Scalar>(), shape.begin(),
-                                            shape.size(), Config::N, {device_type, (int32_t) device_id}, Order,
-                                            im, ReadOnly);
-    if (rc > 0) throw std::invalid_argument("dltensor::empty(): the shape does not match the annotated ndim");
+    int rc = dlt::allocate_empty<Config, Scalar>(shape, DeviceType, device_id, ReadOnly, im);
+    if (rc > 0) throw std::invalid_argument(dlt::empty_shape_message);
     if (rc < 0) throw error_already_set();
     object owner = reinterpret_steal<object>(im.owner.release());
     dlt::tensor_handle *h = dlt::tensor_handle::create_inline(im.tensor, owner.ptr(), ReadOnly, im.stream);

@@ -80,7 +80,7 @@ namespace detail {
 
 /// `check()`, recording what it refuses (the thread's refusal record, above) for the explanation of a
 /// failed call: every import route checks through this.
-inline mismatch check_noting(const requirements &r, const dlpack::Tensor &t, bool source_read_only) noexcept {
+DLTENSOR_HOT_INLINE mismatch check_noting(const requirements &r, const dlpack::Tensor &t, bool source_read_only) noexcept {
     mismatch m = check(r, t, source_read_only);
     if (m != mismatch::none) note_refused_tensor(t, m, source_read_only);
     return m;
@@ -108,7 +108,7 @@ inline const char *device_name(int32_t type) noexcept {
     }
 }
 
-inline std::string dtype_text(dlpack::DataType t) {
+DLTENSOR_MESSAGE_PATH std::string dtype_text(dlpack::DataType t) {
     char name[dtype_name_capacity];
     if (dtype_name(t, name)) return name;
     char buf[48];
@@ -119,7 +119,7 @@ inline std::string dtype_text(dlpack::DataType t) {
 
 /// Why a dtype is not supported, naming its format: "dtype float4_e2m1fn (4 bits): a sub-byte type, which
 /// no dltensor annotation reads".
-inline std::string unsupported_dtype_text(dlpack::DataType t) {
+DLTENSOR_MESSAGE_PATH std::string unsupported_dtype_text(dlpack::DataType t) {
     std::string name;
     if (const char *n = small_float_name(t.code)) name = n;
     else if (t.code == dlpack::int_ || t.code == dlpack::uint_ || t.code == dlpack::float_ ||
@@ -140,7 +140,7 @@ inline std::string unsupported_dtype_text(dlpack::DataType t) {
 }
 
 /// "(2, 3)" for the first extents of `v` (n of them), with "..." past 8.
-inline std::string tuple_text(const int64_t *v, int32_t n) {
+DLTENSOR_MESSAGE_PATH std::string tuple_text(const int64_t *v, int32_t n) {
     std::string s = "(";
     for (int32_t i = 0; i < n && i < 8; ++i) {
         if (i) s += ", ";
@@ -151,7 +151,7 @@ inline std::string tuple_text(const int64_t *v, int32_t n) {
     return s + ")";
 }
 
-inline std::string required_shape_text(const requirements &r) {
+DLTENSOR_MESSAGE_PATH std::string required_shape_text(const requirements &r) {
     std::string s = "(";
     for (int32_t i = 0; i < r.ndim; ++i) {
         if (i) s += ", ";
@@ -165,7 +165,7 @@ inline std::string required_shape_text(const requirements &r) {
 
 /// One line saying which requirement `r` failed and what was passed, e.g. "dtype float64, expected
 /// float32" or "read-only source (a numpy.ndarray that is not writeable) for a writable parameter".
-DLTENSOR_CORE std::string explain(const refusal &r)
+DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
 #if DLTENSOR_CORE_DEFINITIONS
 {
     using namespace detail;

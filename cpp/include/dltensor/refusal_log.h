@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <string>
+#include <type_traits>
 
 #include "config.h"
 #include "process_state.h"
@@ -24,7 +25,17 @@ namespace dlt {
 /// The ring of a thread's recent refusals (oldest overwritten first).
 struct refusal_log {
     static constexpr unsigned capacity = 32;
-    refusal entries[capacity];
+    /// A slot holds a refusal once written (the `count` most recent are); until then nothing, so that the
+    /// thread-local ring is all zero bits and costs the module file no initial image (.tbss, not 14 KB of
+    /// .tdata: `refusal`'s defaults are not all zero).
+    union slot {
+        char unwritten;
+        refusal r;
+        constexpr slot() noexcept : unwritten() { }
+    };
+    slot entries[capacity];
+    static_assert(std::is_trivially_copy_assignable_v<refusal> && std::is_trivially_destructible_v<refusal>,
+                  "a slot's refusal is written by assignment and never destroyed");
     unsigned next = 0;   ///< slot of the next refusal
     unsigned count = 0;  ///< refusals held (at most capacity)
 
@@ -62,7 +73,7 @@ inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nar
     if (!list) return nullptr;
     const unsigned first = (log.next + refusal_log::capacity - log.count) % refusal_log::capacity;
     for (unsigned k = 0; k < log.count; ++k) {
-        const refusal &r = log.entries[(first + k) % refusal_log::capacity];
+        const refusal &r = log.entries[(first + k) % refusal_log::capacity].r;
         std::string text;
         try {
             text = explain(r);
@@ -120,10 +131,10 @@ DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
     refusal_log &log = refusal_log::of_this_thread();
-    refusal &slot = log.entries[log.next];
-    slot = last_refusal();
-    slot.object = (uintptr_t) src;
-    slot.signature = signature;
+    refusal_log::slot &slot = log.entries[log.next];
+    slot.r = last_refusal();  // begins the member's lifetime (a trivial assignment to a union member)
+    slot.r.object = (uintptr_t) src;
+    slot.r.signature = signature;
     log.next = (log.next + 1) % refusal_log::capacity;
     if (log.count < refusal_log::capacity) ++log.count;
     detail::register_refusal_reader();

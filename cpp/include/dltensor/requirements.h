@@ -95,7 +95,7 @@ constexpr bool view_shape_possible(int32_t n1, const int64_t *e1, int32_t n2, co
 
 /// Checks a validated tensor against a parameter's requirements. `source_read_only` says whether the
 /// producer forbids writes (flag, immutable framework, read-only buffer).
-inline mismatch check(const requirements &r, const dlpack::Tensor &t, bool source_read_only) noexcept {
+DLTENSOR_HOT_INLINE mismatch check(const requirements &r, const dlpack::Tensor &t, bool source_read_only) noexcept {
     if (source_read_only && !r.read_only) return mismatch::read_only;
     if (r.device_type != 0 && t.device.device_type != r.device_type) return mismatch::device;
     if (r.ndim >= 0) {
@@ -135,7 +135,7 @@ inline dlpack::DataType &unsupported_dtype_seen() noexcept {
 /// Rejects a malformed tensor before anything reads through it: ndim outside [0, max_ndim], NULL
 /// shape, negative extents, an element count or byte span that overflows, an unsupported dtype or
 /// device type, NULL data with elements. Returns NULL when valid, else a short reason.
-inline const char *validate(const dlpack::Tensor &t) noexcept {
+DLTENSOR_HOT_INLINE const char *validate(const dlpack::Tensor &t) noexcept {
     if (t.ndim < 0 || t.ndim > dlpack::max_ndim) return "ndim out of range";
     if (t.ndim > 0 && !t.shape) return "NULL shape";
     for (int32_t i = 0; i < t.ndim; ++i)

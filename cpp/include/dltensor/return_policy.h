@@ -91,7 +91,7 @@ constexpr return_plan plan_return(return_policy policy, bool valid, bool owned, 
 /// Exports `h` as `plan` says (its action is `export_`). Under `keep_parent`, the view's owner is a pair
 /// that keeps both `h` (and so its own owner) and `parent` alive. New reference, or NULL with a Python
 /// error set.
-inline PyObject *export_planned(tensor_handle *h, const return_plan &plan, PyObject *parent) noexcept {
+DLTENSOR_HOT_INLINE PyObject *export_planned(tensor_handle *h, const return_plan &plan, PyObject *parent) noexcept {
     if (!plan.keep_parent) return export_tensor(h, plan.framework, plan.copy);
     PyObject *keep = make_exported(h);
     if (!keep) return nullptr;

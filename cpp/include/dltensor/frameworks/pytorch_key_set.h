@@ -145,7 +145,7 @@ inline size_t heap_block_size(const void *p) noexcept {
 
 } // namespace detail
 
-inline torch_key_set torch_key_set::calibrate(const dlpack::ExchangeAPI *api) noexcept {
+DLTENSOR_COLD inline torch_key_set torch_key_set::calibrate(const dlpack::ExchangeAPI *api) noexcept {
     torch_key_set k;
     if (!api || !api->dltensor_from_py_object_no_sync) { k.failure = "no exchange API view"; return k; }
     PyObject *globals = PyDict_New();
