@@ -4,6 +4,8 @@ difference of the two totals divided by N2 - N1 is its cost per call (imports an
 
     python bench/callgrind.py            # prints the table and writes bench/results/callgrind.md
     python bench/callgrind.py return     # only the rows whose text contains "return" (prints only)
+    python bench/callgrind.py --write converted   # those rows counted again and replaced in
+                                         # bench/results/callgrind.md (the other rows stay as recorded)
     python bench/callgrind.py --steps    # where one argument's instructions go, step by step: writes
                                          # bench/results/callgrind_steps.md
 
@@ -177,7 +179,9 @@ def steps():
 def main():
     if sys.argv[1:] == ["--steps"]:
         return steps()
-    only = sys.argv[1:]  # rows whose text contains one of these words (default: all)
+    args = sys.argv[1:]
+    write_rows = "--write" in args  # replace the selected rows in the recorded table
+    only = [a for a in args if a != "--write"]  # rows whose text contains one of these words (default: all)
     lines = ["Instructions per call (callgrind; `python bench/callgrind.py`): py::dltensor against the anchor "
              "(`nb::ndarray` or `py::array_t`) built into the same module. Lower is better.", "",
              "| case | anchor | anchor's instructions | py::dltensor's | py::dltensor / anchor |",
@@ -189,8 +193,16 @@ def main():
         lines.append(f"| {row} | {anchor} | {a:,.0f} | {b:,.0f} | {b / a:.2f} |")
         print(lines[-1], file=sys.stderr, flush=True)
     text = "\n".join(lines) + "\n"
+    recorded = HERE / "results" / "callgrind.md"
     if not only:
-        (HERE / "results" / "callgrind.md").write_text(text)
+        recorded.write_text(text)
+    elif write_rows:
+        fresh = {line.split(" | ")[0]: line for line in lines if line.startswith("| ")}
+        old_lines = recorded.read_text().splitlines()
+        missing = set(fresh) - {line.split(" | ")[0] for line in old_lines}
+        if missing:
+            sys.exit(f"rows not in {recorded}: {sorted(missing)}; run without a selection to rewrite it")
+        recorded.write_text("\n".join(fresh.get(line.split(" | ")[0], line) for line in old_lines) + "\n")
     print(text)
 
 

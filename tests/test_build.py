@@ -60,6 +60,18 @@ def test_core_library_holds_no_initial_image_of_the_refusal_ring(tmp_path):
     assert tdata < 2048, sections
 
 
+@pytest.mark.parametrize("opt", ["-O2", "-O3", "-Os"])
+def test_core_compiles_without_warnings_under_a_users_strict_flags(opt, tmp_path):
+    # dltensor_core compiles core.cpp in the user's project with the user's flags, and core.cpp is not
+    # a system header: a warning there (a truncating strncpy at -O2 and up) reaches a -Wall -Werror build.
+    import sysconfig
+    cmd = ["c++", "-std=c++17", opt, "-fPIC", "-Wall", "-Wextra", "-Wpedantic", "-Werror",
+           f"-I{REPO / 'cpp' / 'include'}", "-isystem", sysconfig.get_paths()["include"],
+           "-c", str(REPO / "cpp" / "include" / "dltensor" / "core.cpp"), "-o", str(tmp_path / "core.o")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+
 def test_header_only_build_without_cmake_is_complete(tmp_path):
     # A build without CMake (dltensor.include_dir(), README) gets the whole core from the headers: the
     # README's example extension compiled by one compiler command on the pybind11 backend links, imports,

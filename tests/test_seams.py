@@ -345,6 +345,29 @@ def test_ordinary_exception_in_producer_code_is_a_refusal(m):
     assert "its producer said: ValueError: no export today" in "\n".join(info.value.__notes__)
 
 
+def test_long_producer_reason_is_cut_to_the_records_capacity(m):
+    # The record keeps 159 characters of the producer's reason (refusal::set_detail): the start of a long
+    # message, whole, then nothing of what did not fit (no overrun into the next field, no stale tail).
+    words = "".join(f"w{i:03d} " for i in range(200))  # 1,000 characters, each position distinct
+
+    class P:
+        def __init__(self, text):
+            self.text = text
+
+        def __dlpack__(self, **kw):
+            raise ValueError(self.text)
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    for text in (words, "short"):  # the short reason after the long one: nothing of the long one's tail
+        with pytest.raises(TypeError) as info:
+            dltensor.explain(m.seams.tensor_only, P(text))
+        notes = "\n".join(info.value.__notes__)
+        said = notes.split("its producer said: ", 1)[1].split("\n", 1)[0]
+        assert said == ("ValueError: " + text)[:159], said[:300]
+
+
 # --- explanations -----------------------------------------------------------------------------------------
 
 def notes_of(fn, *args):

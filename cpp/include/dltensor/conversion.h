@@ -34,14 +34,13 @@ inline py_ref numpy_array_of(PyObject *src, const requirements &r) noexcept {
     py_ref dtype(r.dtype.bits && dtype_name(r.dtype, name) ? PyUnicode_FromString(name) : nullptr);
     PyObject *args[] = {src, dtype.get()};
     py_ref arr(asarray ? PyObject_Vectorcall(asarray, args, dtype ? 2 : 1, nullptr) : nullptr);
-    char *detail = last_refusal().detail;
-    detail[0] = '\0';
+    refusal &rec = last_refusal();
+    rec.detail[0] = '\0';
     if (!arr) {  // NumPy's reason ("could not convert string to float: ..."), or kept for the caller
         absorb_producer_error(src);
         const char *reason = producer_reason(src);  // "ValueError: ...": NumPy's words alone
         const char *words = reason ? std::strstr(reason, ": ") : nullptr;
-        std::strncpy(detail, words ? words + 2 : "", sizeof last_refusal().detail - 1);
-        detail[sizeof last_refusal().detail - 1] = '\0';
+        rec.set_detail(words ? words + 2 : nullptr);
         forget_producer_reason();
     }
     PyErr_Clear();
@@ -86,22 +85,16 @@ inline py_ref convert_with_producer(PyObject *src, const framework *f, bool is_b
     const bool have_dtype = dtype_name(target, name);
     if (!have_dtype && !(f && f->convert)) return py_ref();
     const char order = r.order == 'F' ? 'F' : r.order ? 'C' : 'K';
-    const char order_str[2] = {order, '\0'};
-    const py_ref dtype(have_dtype ? PyUnicode_FromString(name) : nullptr), order_obj(PyUnicode_FromString(order_str));
-    if ((have_dtype && !dtype) || !order_obj) {
-        PyErr_Clear();
-        return py_ref();
-    }
-    const conversion_request c{target, dtype.get(), order, order_obj.get(), why == mismatch::misaligned, on_cpu};
+    const conversion_request c{target, have_dtype ? name : nullptr, order, why == mismatch::misaligned, on_cpu, {}, {}};
     py_ref res;
     if (f && f->convert) {
         res = f->convert(src, c);
     } else if (is_buffer) {  // bytes, array.array, memoryview: NumPy reads the buffer (a memoryview, so
                              // that `bytes` is its bytes, not one string) and converts
         const py_ref view(PyMemoryView_FromObject(src));
-        if (view) res = convert_through_numpy(view.get(), dtype.get(), order_obj.get());
+        if (view) res = convert_through_numpy(view.get(), c);
     } else {
-        res = convert_through_array_api(src, dtype.get());
+        res = c.dtype() ? convert_through_array_api(src, c.dtype()) : py_ref();
         // Any other DLPack producer on the CPU (pyarrow, a dltensor.Tensor, ...): NumPy imports it
         // (numpy.from_dlpack) and converts.
         if (!res && on_cpu && PyErr_Occurred() && !error_must_reach_caller()) {

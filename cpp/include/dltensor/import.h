@@ -181,8 +181,7 @@ inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch 
     rec.framework_reason = f && f->reason ? f->reason(why, r.read_only) : nullptr;
     if (why == mismatch::invalid && !not_a_tensor && !converted) {  // the producer's own reason, if it gave one
         const char *reason = producer_reason(src);
-        std::strncpy(rec.detail, reason ? reason : "", sizeof rec.detail - 1);
-        rec.detail[sizeof rec.detail - 1] = '\0';
+        rec.set_detail(reason);
     }
     forget_producer_reason();
     return false;

@@ -48,6 +48,15 @@ struct refusal {
     dlpack::DataType unsupported{0, 0, 0};
     uintptr_t object = 0;           ///< The refused object's address (its `id()`), set by `refusal_log`.
     const char *signature = nullptr;///< The parameter's signature text (static), set by `refusal_log`.
+
+    /// Sets `detail` to `text` (NULL: empty), cut to what fits, always terminated.
+    void set_detail(const char *text) noexcept {
+        size_t n = 0;
+        if (text)
+            while (n < sizeof detail - 1 && text[n]) ++n;
+        std::memcpy(detail, text ? text : "", n);
+        detail[n] = '\0';
+    }
 };
 
 /// The calling thread's most recent refusal.

@@ -28,7 +28,7 @@ inline constexpr const char *packages[] = {"cupy", "cupy_backends", nullptr};
 DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
-    return c.dtype ? astype_copy(src, c) : py_ref();
+    return c.name ? astype_copy(src, c) : py_ref();
 }
 #else
 ;

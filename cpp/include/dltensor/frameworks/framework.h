@@ -51,14 +51,28 @@ struct producer_info {
 static_assert(sizeof(void *) != 8 || sizeof(producer_info) == 24, "producer_info is copied on every argument");
 
 /// A conversion a read-only parameter asks of the producer (conversion.h): a copy of the source with
-/// `target` dtype and `order`, on the same device.
+/// `target` dtype and `order`, on the same device. The Python strings a hook may pass on are made on
+/// first use: NumPy's C API, the common conversion, needs none.
 struct conversion_request {
     dlpack::DataType target;  ///< The dtype wanted: the parameter's, else the source's.
-    PyObject *dtype;          ///< Its name (a `str`, e.g. "float32"); NULL only when unknown (a PyTorch lazy view).
+    const char *name;         ///< Its name ("float32"); NULL only when unknown (a PyTorch lazy view).
     char order;               ///< 'C', 'F', or 'K' (keep the source's).
-    PyObject *order_name;     ///< `order` as a `str`.
     bool fresh;               ///< Misaligned: only a fresh copy helps, even with the same dtype and order.
     bool on_cpu;              ///< The source lives on the CPU.
+    mutable py_ref dtype_str, order_str;  ///< Made by dtype() and order_name(); empty until then.
+
+    /// `name` as a `str` (borrowed); NULL when the dtype is unknown (no error) or the string cannot be
+    /// made (error set).
+    PyObject *dtype() const noexcept {
+        if (!dtype_str && name) dtype_str = py_ref(PyUnicode_FromString(name));
+        return dtype_str.get();
+    }
+    /// `order` as a `str` (borrowed); NULL with an error set when it cannot be made.
+    PyObject *order_name() const noexcept {
+        const char text[2] = {order, '\0'};
+        if (!order_str) order_str = py_ref(PyUnicode_FromString(text));
+        return order_str.get();
+    }
 };
 
 /// One framework: recognition (data) and hooks (each optional: NULL means the portable behaviour). Hooks
@@ -126,7 +140,8 @@ inline const char *module_of(PyObject *type, py_ref &holder) noexcept {
 /// Asks an array for `src.astype(dtype, order=order)` (NumPy, CuPy), or `src.astype(dtype)` when
 /// `with_order` is false; empty with an error set on failure.
 inline py_ref astype_copy(PyObject *src, const conversion_request &c, bool with_order = true) noexcept {
-    PyObject *args[] = {c.dtype, c.order_name};
+    PyObject *args[] = {c.dtype(), with_order ? c.order_name() : nullptr};
+    if (!args[0] || (with_order && !args[1])) return py_ref();
     return with_order ? call_method(src, "astype", args, 1, py_names::get().order_kwnames)
                       : call_method(src, "astype", args, 1);
 }

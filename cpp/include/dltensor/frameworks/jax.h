@@ -158,8 +158,8 @@ DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &, cons
 DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
-    if (!c.dtype) return py_ref();
-    if (c.on_cpu || (c.target.bits >= 64 && !jax_x64_enabled())) return convert_through_numpy(src, c.dtype, c.order_name);
+    if (!c.name) return py_ref();
+    if (c.on_cpu || (c.target.bits >= 64 && !jax_x64_enabled())) return convert_through_numpy(src, c);
     return astype_copy(src, c, false);
 }
 #else

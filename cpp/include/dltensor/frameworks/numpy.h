@@ -29,12 +29,12 @@ namespace dlt {
 
 inline constexpr int fw_numpy = framework_tags::numpy::value;
 
-/// `numpy.asarray(src).astype(dtype, order=order)`. Empty, with the error set, on failure.
-inline py_ref convert_through_numpy(PyObject *src, PyObject *dtype, PyObject *order) noexcept {
+/// `numpy.asarray(src).astype(c.dtype(), order=c.order_name())`. Empty, with the error set, on failure
+/// (and without one when the dtype is unknown).
+inline py_ref convert_through_numpy(PyObject *src, const conversion_request &c) noexcept {
     PyObject *asarray = numpy_public_api::get().asarray;
-    py_ref arr(asarray ? PyObject_CallOneArg(asarray, src) : nullptr);
-    PyObject *args[] = {dtype, order};
-    return arr ? call_method(arr.get(), "astype", args, 1, py_names::get().order_kwnames) : py_ref();
+    py_ref arr(asarray && c.dtype() ? PyObject_CallOneArg(asarray, src) : nullptr);
+    return arr ? astype_copy(arr.get(), c) : py_ref();
 }
 
 /// An uninitialized C- or F-ordered NumPy array on the CPU, for `empty()` of NumPy and of the frameworks
@@ -123,12 +123,12 @@ inline bool read(PyObject *obj, dlpack::Tensor &t, int64_t *shape, int64_t *stri
 DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
-    if (fast_paths_enabled() && c.dtype) {
+    if (fast_paths_enabled() && c.name) {
         const numpy_c_api &capi = numpy_c_api::get();
         if (capi.array_type && Py_IS_TYPE(src, capi.array_type) && numpy_c_api::type_number(c.target) >= 0)
             return py_ref(capi.converted(src, c.target, c.order == 'F'));
     }
-    return c.dtype ? astype_copy(src, c) : py_ref();
+    return c.name ? astype_copy(src, c) : py_ref();
 }
 #else
 ;

@@ -121,8 +121,8 @@ inline void written(PyObject *src) noexcept {
 DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
-    if (!c.dtype) return py_ref();
-    if (c.order == 'F' && c.on_cpu) return convert_through_numpy(src, c.dtype, c.order_name);
+    if (!c.name) return py_ref();
+    if (c.order == 'F' && c.on_cpu) return convert_through_numpy(src, c);
     return astype_copy(src, c, false);
 }
 #else

@@ -100,7 +100,9 @@ inline void written(PyObject *src) noexcept { torch_process::get().mark_written(
 DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
-    return torch_converted(src, c.dtype, c.order, c.fresh);
+    PyObject *dtype = c.dtype();  // NULL (no error) for a lazy view's unknown dtype
+    if (!dtype && PyErr_Occurred()) return py_ref();
+    return torch_converted(src, dtype, c.order, c.fresh);
 }
 #else
 ;

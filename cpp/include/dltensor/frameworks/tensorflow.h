@@ -63,10 +63,11 @@ DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &, cons
 DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
-    if (!c.dtype) return py_ref();
-    if (c.order == 'F' && c.on_cpu) return convert_through_numpy(src, c.dtype, c.order_name);
+    if (!c.name) return py_ref();
+    if (c.order == 'F' && c.on_cpu) return convert_through_numpy(src, c);
     py_ref tf = import_module("tensorflow");
-    PyObject *args[] = {src, c.dtype};
+    PyObject *args[] = {src, c.dtype()};
+    if (!args[1]) return py_ref();
     return call_method(tf.get(), "cast", args, 2);
 }
 #else
