@@ -60,6 +60,32 @@ def test_core_library_holds_no_initial_image_of_the_refusal_ring(tmp_path):
     assert tdata < 2048, sections
 
 
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_a_module_source_parses_none_of_what_only_the_core_calls(backend, tmp_path):
+    # With DLTENSOR_CORE_LIBRARY a binding source parses only what its templates call (the compile cost,
+    # issue 30): not the import routes (import.h) nor a framework's file past its tag and public switches.
+    # Header-only, the same source holds all of it.
+    import sysconfig
+    lib = pytest.importorskip(backend)
+    include = lib.include_dir() if backend == "nanobind" else lib.get_include()
+    source = tmp_path / "m.cpp"
+    source.write_text(f"#include <dltensor/{backend}.h>\n")
+    def preprocess(*defines):
+        cmd = ["c++", "-std=c++17", "-E", "-P", *defines, f"-I{REPO / 'cpp' / 'include'}", f"-I{include}",
+               "-isystem", sysconfig.get_paths()["include"], str(source)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        return proc.stdout
+    core_only = ["import_by_route", "import_converted", "torch_precheck", "framework_table",
+                 *(f"{f}_framework" for f in ["numpy", "pytorch", "tensorflow", "jax", "cupy", "mlx", "paddle"])]
+    public = ["torch_key_set_enabled", "torch_exchange_api", "fast_paths_enabled", "explain_last_refusal",
+              "import_tensor", "refusal_message"]
+    library, header_only = preprocess("-DDLTENSOR_CORE_LIBRARY"), preprocess()
+    assert [n for n in core_only if n in library] == []
+    assert [n for n in core_only + public if n not in header_only] == []
+    assert [n for n in public if n not in library] == []
+
+
 @pytest.mark.parametrize("opt", ["-O2", "-O3", "-Os"])
 def test_core_compiles_without_warnings_under_a_users_strict_flags(opt, tmp_path):
     # dltensor_core compiles core.cpp in the user's project with the user's flags, and core.cpp is not

@@ -142,6 +142,8 @@ def test_none_passes_through_a_none_parameter_as_none(m):
     assert m.seams.passthrough_none(None) is None
     a = np.ones(2)
     assert m.seams.passthrough_none(a) is a
+    with pytest.raises(TypeError):  # what the parameter refuses is no None: the call does not go ahead
+        m.seams.passthrough_none("not a tensor")
     if hasattr(m.seams, "passthrough_none_policy_none"):  # nanobind's rv_policy::none: None still returns None
         assert m.seams.passthrough_none_policy_none(None) is None
         assert m.seams.passthrough_none_policy_none(a) is a

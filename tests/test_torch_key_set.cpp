@@ -1,5 +1,8 @@
 // tests/test_torch_key_set.cpp: the calibrated read of PyTorch's negative and conjugate bits from the
 // tensor's dispatch key set (torch_key_set.h), in its own submodule `torch_key_set`.
+// This file reads the core's internals (the key-set calibration), which a module's sources built against the
+// library dltensor_core do not see (config.h: DLTENSOR_CORE): it compiles the core header-only.
+#undef DLTENSOR_CORE_LIBRARY
 #include "backend.h"
 
 #include <string>

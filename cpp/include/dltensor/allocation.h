@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <type_traits>
 
+#include "config.h"
 #include "dlpack.h"
 #include "dtypes.h"
 #include "frameworks/registry.h"
@@ -41,6 +42,9 @@ inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, cons
         if (shape[i] > (size_t) INT64_MAX) return 1;
         out.shape[i] = (int64_t) shape[i];
     }
+    // A `py::numpy` tensor on the CPU (copy_of()'s and empty()'s hot path): NumPy's, called directly.
+    if (framework == fw_numpy && device.device_type == dlpack::cpu)
+        return frameworks::numpy::empty(dtype, ndim, device, order, read_only, out);
     return allocate_for(framework, dtype, ndim, device, order, read_only, out);
 }
 

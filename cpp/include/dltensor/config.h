@@ -37,7 +37,9 @@
 /// `dltensor_core` made from `dltensor/core.cpp` once per build tree) a translation unit sees only the
 /// entry points' declarations, so it compiles none of the core, and core.cpp
 /// (`DLTENSOR_CORE_LIBRARY_BUILD`) compiles all of it once. An entry point is written
-/// `DLTENSOR_CORE <signature>` then `#if DLTENSOR_CORE_DEFINITIONS { body } #else ; #endif`.
+/// `DLTENSOR_CORE <signature>` then `#if DLTENSOR_CORE_DEFINITIONS { body } #else ; #endif`. What only
+/// the core calls is not even parsed there: the import routes (import.h) and each framework's file past
+/// its tag and number (frameworks/) sit in one `#if DLTENSOR_CORE_DEFINITIONS` block.
 #if defined(DLTENSOR_CORE_LIBRARY_BUILD) && defined(__GNUC__)
 // Still declared inline, so that the compiler inlines the core into itself as it did header-only, and
 // always emitted (`used`): the modules' sources call them.

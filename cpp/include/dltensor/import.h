@@ -22,24 +22,29 @@
 #include <utility>
 
 #include "config.h"
+#include "dlpack.h"
+#include "import_result.h"
+#include "requirements.h"
+
+// The routes, which only the core compiles (config.h: DLTENSOR_CORE): a module's sources built against
+// the library `dltensor_core` see only import_tensor()'s declaration, and parse none of these.
+#if DLTENSOR_CORE_DEFINITIONS
 #include "buffer_import.h"
 #include "capsule_import.h"
 #include "conversion.h"
-#include "dlpack.h"
-#include "import_result.h"
 #include "keep_alive.h"
 #include "process_state.h"
 #include "producer.h"
 #include "producer_error.h"
 #include "py_ref.h"
 #include "refusal.h"
-#include "requirements.h"
-
+#endif
 
 namespace dlt {
 
 DLTENSOR_CORE bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept;
 
+#if DLTENSOR_CORE_DEFINITIONS
 namespace detail {
 
 /// Route `exchange`: a non-owning view through the type's exchange API; the owner is the tensor object
@@ -261,6 +266,7 @@ DLTENSOR_REFUSAL_PATH bool import_array_like(PyObject *src, const requirements &
 }
 
 } // namespace detail
+#endif
 
 /// Imports `src` for a parameter with requirements `r`. On success fills `out` (the caller takes over
 /// `out.owner`) and returns true; otherwise returns false with no Python error set and nothing consumed,

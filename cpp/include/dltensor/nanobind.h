@@ -30,10 +30,12 @@
 
 #include "allocation.h"
 #include "array_t_members.h"
+#include "capsule_import.h"   // restore_consumed_capsule()
 #include "construction.h"
 #include "dtypes.h"
 #include "handle.h"
 #include "import.h"
+#include "producer_error.h"   // an interrupt raised in a producer
 #include "refusal.h"
 #include "refusal_log.h"
 #include "requirements.h"
@@ -357,16 +359,6 @@ template <typename... Args> dlt::dlpack::Tensor dltensor_view_of(const ndarray<A
     return v;
 }
 
-/// Sets a Python TypeError that explains the calling thread's last refusal of `src` by a parameter whose
-/// signature text is `name`.
-DLTENSOR_MESSAGE_PATH void dltensor_type_error(handle src, const char *name) noexcept {
-    std::string why;
-    try {
-        why = dlt::explain_last_refusal();
-    } catch (...) { }
-    PyErr_Format(PyExc_TypeError, "cannot convert %s to %s: %s", Py_TYPE(src.ptr())->tp_name, name, why.c_str());
-}
-
 /// What every caster's from_python() does when the import refused `src` (not a template: one for all
 /// annotation sets). `name`: the parameter's signature text.
 DLTENSOR_COLD inline void dltensor_refusal(handle src, uint32_t flags, const char *name) noexcept {
@@ -380,8 +372,25 @@ DLTENSOR_COLD inline void dltensor_refusal(handle src, uint32_t flags, const cha
         else dlt::rearm_pending_error();
         return;
     }
-    if (flags & (uint32_t) cast_flags::manual) dltensor_type_error(src, name);
+    if (flags & (uint32_t) cast_flags::manual) dlt::set_refusal_type_error(src.ptr(), name);
     else dlt::log_refusal(src.ptr(), name);
+}
+
+/// What an import in from_python() gave: see dltensor_import().
+enum class dltensor_import_result { refused, none, tensor };
+
+/// The part of every caster's from_python() that does not depend on the annotations (not a template: one
+/// for all annotation sets, so that each parameter type compiles only its value's construction): `none`
+/// when `src` is None and the parameter accepts it, `tensor` when `im` holds an imported tensor that meets
+/// `r`, `refused` (the refusal recorded or raised, see dltensor_refusal()) otherwise.
+inline dltensor_import_result dltensor_import(handle src, uint32_t flags, const dlt::requirements &r,
+                                              const char *name, dlt::imported &im) noexcept {
+    if (src.is_none() && (flags & (uint32_t) cast_flags::accepts_none)) return dltensor_import_result::none;
+    if (!dlt::import_tensor(src.ptr(), r, (flags & (uint32_t) cast_flags::convert) != 0, im)) {
+        dltensor_refusal(src, flags, name);
+        return dltensor_import_result::refused;
+    }
+    return dltensor_import_result::tensor;
 }
 
 template <typename... Args> struct type_caster<dltensor<Args...>> {
@@ -426,14 +435,13 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     bool m_taken = false;            ///< the value went to the call (or to the caller of nb::cast)
 
     bool from_python(handle src, uint32_t flags, cleanup_list *) noexcept {
-        if (src.is_none() && (flags & (uint32_t) cast_flags::accepts_none)) {
-            value = Value();
-            return true;
-        }
         dlt::imported im;
-        if (!dlt::import_tensor(src.ptr(), requirements, (flags & (uint32_t) cast_flags::convert) != 0, im)) {
-            dltensor_refusal(src, flags, Name.text);
-            return false;
+        const dltensor_import_result r = dltensor_import(src, flags, requirements, Name.text, im);
+        if (r != dltensor_import_result::tensor) {
+            if (r == dltensor_import_result::refused) return false;
+            value.~Value();  // None: an empty tensor (built in place, as below)
+            new (&value) Value();
+            return true;
         }
 
         const dlt::dlpack::Tensor &t = im.tensor;

@@ -56,11 +56,13 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 #include "allocation.h"
 #include "annotations.h"
 #include "array_t_members.h"
+#include "capsule_import.h"   // restore_consumed_capsule()
 #include "construction.h"
 #include "dtypes.h"
 #include "export.h"
 #include "handle.h"
 #include "import.h"
+#include "producer_error.h"   // an interrupt raised in a producer
 #include "refusal.h"
 #include "refusal_log.h"
 #include "requirements.h"
@@ -519,9 +521,7 @@ template <typename... Args>
 type_caster<pybind11::dltensor<Args...>> &load_type(type_caster<pybind11::dltensor<Args...>> &conv,
                                                     const handle &h) {
     if (!conv.load(h, true))
-        throw dltensor_cast_error(std::string("cannot convert ") + Py_TYPE(h.ptr())->tp_name + " to " +
-                                  dltensor_signature<dlt::config<Args...>>::value.s + ": " +
-                                  dlt::explain_last_refusal());
+        throw dltensor_cast_error(dlt::refusal_message(h.ptr(), dltensor_signature<dlt::config<Args...>>::value.s));
     return conv;
 }
 

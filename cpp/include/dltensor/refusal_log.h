@@ -143,4 +143,30 @@ DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept
 ;
 #endif
 
+/// "cannot convert <type of src> to <signature>: <why>", the message of a failed in-body conversion
+/// (`py::cast<T>(obj)`) on both backends: the calling thread's last refusal of `src`, explained.
+DLTENSOR_CORE DLTENSOR_COLD std::string refusal_message(PyObject *src, const char *signature)
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    return std::string("cannot convert ") + Py_TYPE(src)->tp_name + " to " + signature + ": " +
+           explain_last_refusal();
+}
+#else
+;
+#endif
+
+/// Sets refusal_message() as a Python TypeError (where nothing may throw).
+DLTENSOR_CORE DLTENSOR_COLD void set_refusal_type_error(PyObject *src, const char *signature) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    try {
+        PyErr_SetString(PyExc_TypeError, refusal_message(src, signature).c_str());
+    } catch (...) {  // no memory for the message
+        PyErr_Format(PyExc_TypeError, "cannot convert %s to %s", Py_TYPE(src)->tp_name, signature);
+    }
+}
+#else
+;
+#endif
+
 } // namespace dlt

@@ -88,11 +88,11 @@ constexpr return_plan plan_return(return_policy policy, bool valid, bool owned, 
     return {return_plan::export_, framework, copy, policy == return_policy::view_internal};
 }
 
-/// Exports `h` as `plan` says (its action is `export_`). Under `keep_parent`, the view's owner is a pair
-/// that keeps both `h` (and so its own owner) and `parent` alive. New reference, or NULL with a Python
-/// error set.
-DLTENSOR_HOT_INLINE PyObject *export_planned(tensor_handle *h, const return_plan &plan, PyObject *parent) noexcept {
-    if (!plan.keep_parent) return export_tensor(h, plan.framework, plan.copy);
+/// export_planned() under `keep_parent`: the view's owner is a pair that keeps both `h` (and so its own
+/// owner) and `parent` alive. New reference, or NULL with a Python error set.
+DLTENSOR_CORE PyObject *export_keeping_parent(tensor_handle *h, const return_plan &plan, PyObject *parent) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     PyObject *keep = make_exported(h);
     if (!keep) return nullptr;
     PyObject *pair = owner_pair(keep, parent);
@@ -104,6 +104,16 @@ DLTENSOR_HOT_INLINE PyObject *export_planned(tensor_handle *h, const return_plan
     PyObject *out = export_tensor(view, plan.framework, plan.copy);
     view->dec_ref();
     return out;
+}
+#else
+;
+#endif
+
+/// Exports `h` as `plan` says (its action is `export_`): into the plan's framework, or (`keep_parent`)
+/// export_keeping_parent(). New reference, or NULL with a Python error set.
+DLTENSOR_HOT_INLINE PyObject *export_planned(tensor_handle *h, const return_plan &plan, PyObject *parent) noexcept {
+    if (!plan.keep_parent) return export_tensor(h, plan.framework, plan.copy);
+    return export_keeping_parent(h, plan, parent);
 }
 
 } // namespace dlt

@@ -9,9 +9,6 @@
 #include <Python.h>
 
 #include "../config.h"
-#include "../export.h"
-#include "../handle.h"
-#include "../py_ref.h"
 #include "framework.h"
 
 DLTENSOR_FRAMEWORK_TAG(cupy, 5, "cupy.ndarray")
@@ -19,6 +16,16 @@ DLTENSOR_FRAMEWORK_TAG(cupy, 5, "cupy.ndarray")
 namespace dlt {
 
 inline constexpr int fw_cupy = framework_tags::cupy::value;
+
+} // namespace dlt
+
+// The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
+#if DLTENSOR_CORE_DEFINITIONS
+#include "../export.h"
+#include "../handle.h"
+#include "../py_ref.h"
+
+namespace dlt {
 
 namespace frameworks {
 namespace cupy {
@@ -56,3 +63,4 @@ inline constexpr framework cupy_framework = {
 };
 
 } // namespace dlt
+#endif // DLTENSOR_CORE_DEFINITIONS

@@ -11,9 +11,20 @@
 #endif
 #include <Python.h>
 
-#include <cstring>
-
 #include "../config.h"
+#include "framework.h"
+
+DLTENSOR_FRAMEWORK_TAG(jax, 4, "jax.Array")
+
+namespace dlt {
+
+inline constexpr int fw_jax = framework_tags::jax::value;
+
+} // namespace dlt
+
+// The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
+#if DLTENSOR_CORE_DEFINITIONS
+#include <cstring>
 #include "../capsule_import.h"
 #include "../dlpack.h"
 #include "../export.h"
@@ -21,14 +32,9 @@
 #include "../process_state.h"
 #include "../py_ref.h"
 #include "../strides.h"
-#include "framework.h"
 #include "numpy.h"
 
-DLTENSOR_FRAMEWORK_TAG(jax, 4, "jax.Array")
-
 namespace dlt {
-
-inline constexpr int fw_jax = framework_tags::jax::value;
 
 /// jaxlib's DLPack entry points and JAX's CPU device, looked up once (process_state.h); each stays NULL
 /// when this jaxlib lacks it (the shortcuts below then do not apply). Interned names of the single-device
@@ -202,3 +208,4 @@ inline constexpr framework jax_framework = {
 };
 
 } // namespace dlt
+#endif // DLTENSOR_CORE_DEFINITIONS

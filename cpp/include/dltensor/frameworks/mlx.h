@@ -9,9 +9,6 @@
 #include <Python.h>
 
 #include "../config.h"
-#include "../export.h"
-#include "../handle.h"
-#include "../py_ref.h"
 #include "framework.h"
 
 DLTENSOR_FRAMEWORK_TAG(mlx, 8, "mlx.core.array")
@@ -19,6 +16,16 @@ DLTENSOR_FRAMEWORK_TAG(mlx, 8, "mlx.core.array")
 namespace dlt {
 
 inline constexpr int fw_mlx = framework_tags::mlx::value;
+
+} // namespace dlt
+
+// The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
+#if DLTENSOR_CORE_DEFINITIONS
+#include "../export.h"
+#include "../handle.h"
+#include "../py_ref.h"
+
+namespace dlt {
 
 namespace frameworks {
 namespace mlx {
@@ -46,3 +53,4 @@ inline constexpr framework mlx_framework = {
 };
 
 } // namespace dlt
+#endif // DLTENSOR_CORE_DEFINITIONS

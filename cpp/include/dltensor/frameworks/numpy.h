@@ -13,21 +13,35 @@
 
 #include "../config.h"
 #include "../dlpack.h"
-#include "../dtypes.h"
-#include "../export.h"
-#include "../handle.h"
-#include "../import_result.h"
-#include "../process_state.h"
-#include "../py_ref.h"
 #include "framework.h"
-#include "numpy_arrays.h"
-#include "numpy_c_api.h"
 
 DLTENSOR_FRAMEWORK_TAG(numpy, 1, "numpy.ndarray")
 
 namespace dlt {
 
 inline constexpr int fw_numpy = framework_tags::numpy::value;
+
+namespace frameworks { namespace numpy {
+/// `empty()` of a `py::numpy` tensor (below), which allocation.h calls directly.
+DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool read_only,
+                        imported &out) noexcept;
+} } // namespace frameworks::numpy
+
+} // namespace dlt
+
+// The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
+#if DLTENSOR_CORE_DEFINITIONS
+#include "../dlpack.h"
+#include "../dtypes.h"
+#include "../export.h"
+#include "../handle.h"
+#include "../import_result.h"
+#include "../process_state.h"
+#include "../py_ref.h"
+#include "numpy_arrays.h"
+#include "numpy_c_api.h"
+
+namespace dlt {
 
 /// `numpy.asarray(src).astype(c.dtype(), order=c.order_name())`. Empty, with the error set, on failure
 /// (and without one when the dtype is unknown).
@@ -210,3 +224,4 @@ inline constexpr framework numpy_framework = {
 };
 
 } // namespace dlt
+#endif // DLTENSOR_CORE_DEFINITIONS

@@ -12,6 +12,18 @@
 #include <Python.h>
 
 #include "../config.h"
+#include "framework.h"
+
+DLTENSOR_FRAMEWORK_TAG(paddle, 9, "paddle.Tensor")
+
+namespace dlt {
+
+inline constexpr int fw_paddle = framework_tags::paddle::value;
+
+} // namespace dlt
+
+// The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
+#if DLTENSOR_CORE_DEFINITIONS
 #include "../capsule_import.h"
 #include "../dlpack.h"
 #include "../exchange.h"
@@ -21,14 +33,9 @@
 #include "../process_state.h"
 #include "../py_ref.h"
 #include "../strides.h"
-#include "framework.h"
 #include "numpy.h"
 
-DLTENSOR_FRAMEWORK_TAG(paddle, 9, "paddle.Tensor")
-
 namespace dlt {
-
-inline constexpr int fw_paddle = framework_tags::paddle::value;
 
 namespace frameworks {
 namespace paddle {
@@ -208,3 +215,4 @@ inline constexpr framework paddle_framework = {
 };
 
 } // namespace dlt
+#endif // DLTENSOR_CORE_DEFINITIONS

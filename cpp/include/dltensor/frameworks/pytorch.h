@@ -11,9 +11,30 @@
 #endif
 #include <Python.h>
 
-#include <cstring>
+#include <atomic>
 
 #include "../config.h"
+#include "../dlpack.h"
+#include "framework.h"
+
+DLTENSOR_FRAMEWORK_TAG(pytorch, 2, "torch.Tensor")
+
+namespace dlt {
+
+inline constexpr int fw_pytorch = framework_tags::pytorch::value;
+
+/// Whether PyTorch's negative and conjugate bits are read from the tensor's dispatch key set
+/// (pytorch_key_set.h) rather than asked of `is_neg()` / `is_conj()`; one switch per extension module.
+DLTENSOR_CORE std::atomic<bool> &torch_key_set_enabled() noexcept;
+/// The DLPack C exchange API of `torch.Tensor` (pytorch_checks.h); NULL when PyTorch is not installed or
+/// predates the API.
+DLTENSOR_CORE const dlpack::ExchangeAPI *torch_exchange_api() noexcept;
+
+} // namespace dlt
+
+// The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
+#if DLTENSOR_CORE_DEFINITIONS
+#include <cstring>
 #include "../capsule_import.h"
 #include "../dlpack.h"
 #include "../dtypes.h"
@@ -24,14 +45,9 @@
 #include "../process_state.h"
 #include "../py_ref.h"
 #include "../strides.h"
-#include "framework.h"
 #include "pytorch_checks.h"
 
-DLTENSOR_FRAMEWORK_TAG(pytorch, 2, "torch.Tensor")
-
 namespace dlt {
-
-inline constexpr int fw_pytorch = framework_tags::pytorch::value;
 
 namespace frameworks {
 namespace pytorch {
@@ -167,3 +183,4 @@ inline constexpr framework pytorch_framework = {
 };
 
 } // namespace dlt
+#endif // DLTENSOR_CORE_DEFINITIONS

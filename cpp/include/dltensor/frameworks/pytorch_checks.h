@@ -242,7 +242,14 @@ inline py_ref torch_converted(PyObject *src, PyObject *dtype, char order, bool f
 }
 
 /// The exchange API of `torch.Tensor`; NULL when PyTorch is not installed or predates the API.
-inline const dlpack::ExchangeAPI *torch_exchange_api() noexcept { return torch_process::get().api; }
+DLTENSOR_CORE const dlpack::ExchangeAPI *torch_exchange_api() noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    return torch_process::get().api;
+}
+#else
+;
+#endif
 
 /// Does PyTorch have the dtype `name` (`torch.float8_e4m3fn`, ...)? PyTorch 2.13 has float8_e4m3fn, e5m2,
 /// e4m3fnuz, e5m2fnuz and e8m0fnu, not e3m4, e4m3 or e4m3b11fnuz. False with a TypeError set saying so.

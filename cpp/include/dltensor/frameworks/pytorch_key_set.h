@@ -32,13 +32,18 @@ namespace dlt {
 /// Whether PyTorch's negative and conjugate bits are read from the tensor's key set (this file)
 /// rather than asked of `is_neg()` / `is_conj()`. On unless the environment variable
 /// `DLTENSOR_TORCH_KEY_SET` is `0` when first asked; tests switch it at run time.
-inline std::atomic<bool> &torch_key_set_enabled() noexcept {
+DLTENSOR_CORE std::atomic<bool> &torch_key_set_enabled() noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
     static std::atomic<bool> on{[] {
         const char *v = std::getenv("DLTENSOR_TORCH_KEY_SET");
         return !(v && std::strcmp(v, "0") == 0);
     }()};
     return on;
 }
+#else
+;
+#endif
 
 
 /// Where PyTorch keeps a tensor's dispatch key set, relative to what a consumer already holds: the Python

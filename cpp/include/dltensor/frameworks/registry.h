@@ -21,6 +21,18 @@
 
 namespace dlt {
 
+/// `empty()` for a tensor that `framework` will own: its own allocator where it has one for the device;
+/// else NumPy's on the CPU (JAX and TensorFlow adopt or copy the array on return) and PyTorch's on other
+/// devices. Same contract as `framework::empty`.
+DLTENSOR_CORE int allocate_for(int framework, dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order,
+                               bool read_only, imported &out) noexcept;
+
+} // namespace dlt
+
+// The table and what is made from it only the core compiles (config.h: DLTENSOR_CORE).
+#if DLTENSOR_CORE_DEFINITIONS
+namespace dlt {
+
 namespace detail {
 /// Every framework, by number (NULL: no framework has the number).
 struct framework_table {
@@ -50,11 +62,8 @@ inline const framework *framework_of_module(const char *module) noexcept {
     return nullptr;
 }
 
-/// `empty()` for a tensor that `framework` will own: its own allocator where it has one for the device;
-/// else NumPy's on the CPU (JAX and TensorFlow adopt or copy the array on return) and PyTorch's on other
-/// devices. Same contract as `framework::empty`.
-inline int allocate_for(int framework, dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order,
-                        bool read_only, imported &out) noexcept {
+DLTENSOR_CORE int allocate_for(int framework, dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order,
+                               bool read_only, imported &out) noexcept {
     const dlt::framework *f = framework_by_id(framework);
     int rc = f && f->empty ? f->empty(dtype, ndim, device, order, read_only, out) : 1;
     if (rc == 1 && device.device_type == dlpack::cpu) rc = numpy_empty_cpu(dtype, ndim, order, out) ? 0 : -1;
@@ -80,3 +89,4 @@ DLTENSOR_CORE PyObject *export_tensor(tensor_handle *h, int framework, bool copy
 #endif
 
 } // namespace dlt
+#endif // DLTENSOR_CORE_DEFINITIONS

@@ -11,24 +11,30 @@
 #endif
 #include <Python.h>
 
-#include <cstdint>
-#include <cstring>
-
 #include "../config.h"
-#include "../capsule_import.h"
-#include "../dlpack.h"
-#include "../export.h"
-#include "../handle.h"
-#include "../py_ref.h"
-#include "../strides.h"
 #include "framework.h"
-#include "numpy.h"
 
 DLTENSOR_FRAMEWORK_TAG(tensorflow, 3, "tensorflow.Tensor")
 
 namespace dlt {
 
 inline constexpr int fw_tensorflow = framework_tags::tensorflow::value;
+
+} // namespace dlt
+
+// The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
+#if DLTENSOR_CORE_DEFINITIONS
+#include <cstdint>
+#include <cstring>
+#include "../capsule_import.h"
+#include "../dlpack.h"
+#include "../export.h"
+#include "../handle.h"
+#include "../py_ref.h"
+#include "../strides.h"
+#include "numpy.h"
+
+namespace dlt {
 
 /// TensorFlow: can `__dlpack__` be called on this tensor? TensorFlow aborts the process (a failed CHECK)
 /// when asked to export a string, variant or resource tensor, so those are refused before the call.
@@ -104,3 +110,4 @@ inline constexpr framework tensorflow_framework = {
 };
 
 } // namespace dlt
+#endif // DLTENSOR_CORE_DEFINITIONS
