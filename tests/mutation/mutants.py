@@ -233,7 +233,7 @@ MUTANTS = [
            "never releases the nanobind handle (the owner leaks)",
            t(NDARRAY_COMPAT, "test_view_of_an_adopted_ndarray_keeps_its_owner_until_released")),
 
-    Mutant("numpy_allocates_for_every_cpu_tensor", "allocation.h",
+    Mutant("numpy_allocates_for_every_cpu_tensor", "frameworks/registry.h",
            "    if (framework == fw_numpy && device.device_type == dlpack::cpu)",
            "    if (framework == fw_numpy || device.device_type == dlpack::cpu)",
            "empty() of a CPU tensor of another framework (or none) is NumPy's own array, returned as itself",

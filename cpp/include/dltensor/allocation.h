@@ -42,10 +42,7 @@ inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, cons
         if (shape[i] > (size_t) INT64_MAX) return 1;
         out.shape[i] = (int64_t) shape[i];
     }
-    // A `py::numpy` tensor on the CPU (copy_of()'s and empty()'s hot path): NumPy's, called directly.
-    if (framework == fw_numpy && device.device_type == dlpack::cpu)
-        return frameworks::numpy::empty(dtype, ndim, device, order, read_only, out);
-    return allocate_for(framework, dtype, ndim, device, order, read_only, out);
+    return allocate_by_framework(framework, dtype, ndim, device, order, read_only, out);
 }
 
 /// What both backends' `dltensor<...>::empty()` allocate, from the tensor's annotation set `Config`

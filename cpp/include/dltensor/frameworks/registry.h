@@ -27,6 +27,16 @@ namespace dlt {
 DLTENSOR_CORE int allocate_for(int framework, dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order,
                                bool read_only, imported &out) noexcept;
 
+/// allocate_for(), as a module's sources call it (allocation.h, with `framework` known at compile time):
+/// a `py::numpy` tensor on the CPU, the hot path of empty() and copy_of(), goes straight to NumPy's
+/// allocator, any other through the framework table.
+DLTENSOR_HOT_INLINE int allocate_by_framework(int framework, dlpack::DataType dtype, size_t ndim, dlpack::Device device,
+                                              char order, bool read_only, imported &out) noexcept {
+    if (framework == fw_numpy && device.device_type == dlpack::cpu)
+        return frameworks::numpy::empty(dtype, ndim, device, order, read_only, out);
+    return allocate_for(framework, dtype, ndim, device, order, read_only, out);
+}
+
 } // namespace dlt
 
 // The table and what is made from it only the core compiles (config.h: DLTENSOR_CORE).
