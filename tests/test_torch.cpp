@@ -1,9 +1,6 @@
 // tests/test_torch.cpp: the DLPack C exchange API path for PyTorch (the switch between it and __dlpack__
 // is common.set_fast_paths), tables of other versions, the producer's stream, framework-allocated outputs,
 // PyTorch's special tensors through typed parameters. Registered as the submodule `torch`.
-// This file reads the core's internals (PyTorch's exchange table), which a module's sources built against the
-// library dltensor_core do not see (config.h: DLTENSOR_CORE): it compiles the core header-only.
-#undef DLTENSOR_CORE_LIBRARY
 #include "elements.h"
 
 #include <complex>

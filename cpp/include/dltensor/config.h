@@ -39,7 +39,7 @@
 /// (`DLTENSOR_CORE_LIBRARY_BUILD`) compiles all of it once. An entry point is written
 /// `DLTENSOR_CORE <signature>` then `#if DLTENSOR_CORE_DEFINITIONS { body } #else ; #endif`. What only
 /// the core calls is not even parsed there: the import routes (import.h) and each framework's file past
-/// its tag and number (frameworks/) sit in one `#if DLTENSOR_CORE_DEFINITIONS` block.
+/// its tag, number and public declarations (frameworks/) sit in one `#if DLTENSOR_CORE_DEFINITIONS` block.
 #if defined(DLTENSOR_CORE_LIBRARY_BUILD) && defined(__GNUC__)
 // Still declared inline, so that the compiler inlines the core into itself as it did header-only, and
 // always emitted (`used`): the modules' sources call them.

@@ -22,7 +22,7 @@ namespace dlt {
 inline constexpr int fw_numpy = framework_tags::numpy::value;
 
 namespace frameworks { namespace numpy {
-/// `empty()` of a `py::numpy` tensor (below), which allocation.h calls directly.
+/// `empty()` of a `py::numpy` tensor (below), which registry.h's allocate_by_framework() calls directly.
 DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool read_only,
                         imported &out) noexcept;
 } } // namespace frameworks::numpy
@@ -31,7 +31,6 @@ DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device devi
 
 // The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
 #if DLTENSOR_CORE_DEFINITIONS
-#include "../dlpack.h"
 #include "../dtypes.h"
 #include "../export.h"
 #include "../handle.h"

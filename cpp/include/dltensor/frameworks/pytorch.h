@@ -36,7 +36,6 @@ DLTENSOR_CORE const dlpack::ExchangeAPI *torch_exchange_api() noexcept;
 #if DLTENSOR_CORE_DEFINITIONS
 #include <cstring>
 #include "../capsule_import.h"
-#include "../dlpack.h"
 #include "../dtypes.h"
 #include "../exchange.h"
 #include "../export.h"

@@ -241,7 +241,7 @@ inline py_ref torch_converted(PyObject *src, PyObject *dtype, char order, bool f
     return compact ? call_method(compact.get(), "permute", args, 1) : py_ref();
 }
 
-/// The exchange API of `torch.Tensor`; NULL when PyTorch is not installed or predates the API.
+/// torch_exchange_api() (declared in pytorch.h).
 DLTENSOR_CORE const dlpack::ExchangeAPI *torch_exchange_api() noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {

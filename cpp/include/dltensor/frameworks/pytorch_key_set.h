@@ -29,8 +29,7 @@
 
 namespace dlt {
 
-/// Whether PyTorch's negative and conjugate bits are read from the tensor's key set (this file)
-/// rather than asked of `is_neg()` / `is_conj()`. On unless the environment variable
+/// torch_key_set_enabled() (declared in pytorch.h): on unless the environment variable
 /// `DLTENSOR_TORCH_KEY_SET` is `0` when first asked; tests switch it at run time.
 DLTENSOR_CORE std::atomic<bool> &torch_key_set_enabled() noexcept
 #if DLTENSOR_CORE_DEFINITIONS
