@@ -2,6 +2,8 @@
 // floor; nanobind's nb::ndarray; py::dltensor), so that per-call costs compare side by side.
 #include <dltensor/nanobind.h>
 
+#include "copy_stages.h"
+
 #include <complex>
 #include <stdexcept>
 #include <string>
@@ -128,6 +130,14 @@ NB_MODULE(dltensor_bench, m) {
         return nb::ndarray<nb::numpy, float, nb::ndim<1>>(v->data(), {n}, keep);
     });
     m.def("dltensor_adopt", [](size_t n) { return Out::adopt(std::vector<float>(n, 1.f)); });
+    // copy_of's stages (bench/callgrind.py --copy-of): py::dltensor's (copy_stages.h); nb::ndarray
+    // allocates and copies inside its cast, so its only stage before the return is the view it casts.
+    def_copy_stages<Out>(m);
+    m.def("nanobind_copy_stage_view", [](size_t n) {
+        std::vector<float> v(n, 1.f);
+        nb::ndarray<nb::numpy, float, nb::ndim<1>> view(v.data(), {n}, nb::handle());
+        return v[0] + (float) view.size();
+    });
     m.def("dltensor_empty_fill", [](size_t n) {
         Out out = Out::empty({n});
         for (size_t i = 0; i < n; ++i) out(i) = 1.f;

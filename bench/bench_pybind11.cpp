@@ -5,11 +5,24 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include "copy_stages.h"
+
 #include <cstring>
 #include <string>
 #include <vector>
 
 namespace py = pybind11;
+
+// bench/layouts.py builds this module several times, each with an unused function of another size here
+// (DLTENSOR_BENCH_PAD bytes): the same code at other addresses, to see how much of a ratio is code layout.
+#if defined(DLTENSOR_BENCH_PAD) && defined(__GNUC__)
+#define DLTENSOR_BENCH_STR2(x) #x
+#define DLTENSOR_BENCH_STR(x) DLTENSOR_BENCH_STR2(x)
+extern "C" __attribute__((used, noinline)) void dltensor_bench_layout_pad() {
+    __asm__ volatile(".skip " DLTENSOR_BENCH_STR(DLTENSOR_BENCH_PAD));
+}
+#endif
+
 using Array = py::array_t<float, py::array::c_style | py::array::forcecast>;
 using Tensor = py::dltensor<const float, py::ndim<1>, py::c_contig>;
 
@@ -99,6 +112,18 @@ PYBIND11_MODULE(dltensor_bench_pybind11, m) {
         Out out = Out::empty({n});
         for (size_t i = 0; i < n; ++i) out(i) = 1.f;
         return out;
+    });
+    // copy_of's stages (bench/callgrind.py --copy-of): py::dltensor's (copy_stages.h), then array_t's own.
+    def_copy_stages<Out>(m);
+    m.def("array_t_copy_stage_alloc", [](size_t n) {
+        std::vector<float> v(n, 1.f);
+        py::array_t<float> out((py::ssize_t) n);
+        return v[0] + (float) out.size();
+    });
+    m.def("array_t_copy_stage_copy", [](size_t n) {
+        std::vector<float> v(n, 1.f);
+        py::array_t<float> out((py::ssize_t) n, v.data());
+        return v[0] + (float) out.size();
     });
     m.def("array_t_converted", [](Array a) { return a.size() ? a.data()[0] : 0.f; });
     m.def("dltensor_converted", [](Tensor a) { return a.size() ? a.data()[0] : 0.f; });

@@ -8,6 +8,9 @@ difference of the two totals divided by N2 - N1 is its cost per call (imports an
                                          # bench/results/callgrind.md (the other rows stay as recorded)
     python bench/callgrind.py --steps    # where one argument's instructions go, step by step: writes
                                          # bench/results/callgrind_steps.md
+    python bench/callgrind.py --copy-of  # where a returned copy_of() spends them, stage by stage, on both
+                                         # backends beside array_t's and nb::ndarray's copies: writes
+                                         # bench/results/callgrind_copy_of.md
 
 Needs valgrind and the bench modules (python bench/run.py builds them into bench/.build; --steps builds
 a copy with symbols, -O3 -g, into bench/.build-symbols).
@@ -176,9 +179,65 @@ def steps():
     print(text)
 
 
+# copy_of's stages (`--copy-of`): per column (module, the idiom's function, {stage: function}); each stage
+# function does one step more than the one before it (bench_pybind11.cpp, bench_module.cpp) and returns
+# a float, so that each stage's cost is a difference of two functions' instructions per call.
+COPY_OF_COLUMNS = [
+    ("py::array_t (pybind11)", "dltensor_bench_pybind11", "array_t_copy_of",
+     {"alloc": "array_t_copy_stage_alloc", "copy": "array_t_copy_stage_copy"}),
+    ("py::dltensor (pybind11)", "dltensor_bench_pybind11", "dltensor_copy_of",
+     {"alloc": "dltensor_copy_stage_alloc", "copy": "dltensor_copy_stage_copy"}),
+    ("nb::ndarray (nanobind)", "dltensor_bench", "nanobind_copy_of", {"view": "nanobind_copy_stage_view"}),
+    ("py::dltensor (nanobind)", "dltensor_bench", "dltensor_copy_of",
+     {"alloc": "dltensor_copy_stage_alloc", "copy": "dltensor_copy_stage_copy"}),
+]
+
+
+def copy_of_breakdown():
+    """Where `copy_of` of 16 floats spends its instructions, stage by stage, on both backends beside the
+    originals' idioms (`py::array_t<float>(n, data)`; nb::ndarray cast with rv_policy::copy): writes
+    bench/results/callgrind_copy_of.md."""
+    lines = ["Where a returned copy of 16 floats spends its instructions (callgrind; `python bench/callgrind.py "
+             "--copy-of`): `Out::copy_of(v.data(), {n})` returned by a function whose body fills a "
+             "`std::vector<float> v(n)`, beside what the originals write (`py::array_t<float>(n, v.data())`; "
+             "nanobind: a view of `v` cast with `rv_policy::copy`). Each stage is the difference of two bench "
+             "functions' instructions per call, each doing one stage more than the other and returning a float "
+             "(bench_pybind11.cpp, bench_module.cpp: `*_copy_stage_*`): *allocate* makes the empty array "
+             "(and drops it), *copy* copies the floats into it, *return* hands it to Python instead of "
+             "dropping it. `-`: the idiom has no such stage of its own (nb::ndarray allocates and copies in "
+             "its return). The call floor is the same call into a function that takes the count and returns "
+             "a float.", ""]
+    stages = [("call floor (the binding's call of a function returning a float)", lambda c: c["floor"]),
+              ("the body: reading the count, filling the vector", lambda c: c["body"] - c["floor"]),
+              ("view of the vector", lambda c: c["view"] - c["body"] if "view" in c else None),
+              ("allocate (empty array, dropped)", lambda c: c["alloc"] - c["body"] if "alloc" in c else None),
+              ("copy the 16 floats into it", lambda c: c["copy"] - c["alloc"] if "copy" in c else None),
+              ("return (instead of dropping)",
+               lambda c: c["full"] - (c["copy"] if "copy" in c else c["view"])),
+              ("whole call", lambda c: c["full"]),
+              ("the idiom, over the body (whole call - body)", lambda c: c["full"] - c["body"])]
+    cols = []
+    for name, module, full, stage_functions in COPY_OF_COLUMNS:
+        print(f"[callgrind] copy_of stages, {name} ...", file=sys.stderr, flush=True)
+        functions = {"floor": "floor_1", "body": "copy_stage_body", **stage_functions, "full": full}
+        cols.append({k: per_call(module, f, "16") for k, f in functions.items()})
+    lines += ["| stage | " + " | ".join(name for name, _, _, _ in COPY_OF_COLUMNS) + " |",
+              "|---|" + "---:|" * len(COPY_OF_COLUMNS)]
+    for stage, f in stages:
+        cells = [f(c) for c in cols]
+        if all(v is None for v in cells):
+            continue
+        lines.append(f"| {stage} | " + " | ".join("-" if v is None else f"{v:,.0f}" for v in cells) + " |")
+    text = "\n".join(lines) + "\n"
+    (HERE / "results" / "callgrind_copy_of.md").write_text(text)
+    print(text)
+
+
 def main():
     if sys.argv[1:] == ["--steps"]:
         return steps()
+    if sys.argv[1:] == ["--copy-of"]:
+        return copy_of_breakdown()
     args = sys.argv[1:]
     write_rows = "--write" in args  # replace the selected rows in the recorded table
     only = [a for a in args if a != "--write"]  # rows whose text contains one of these words (default: all)

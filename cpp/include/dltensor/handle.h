@@ -127,6 +127,21 @@ public:
         if (!gil) PyGILState_Release(st);
     }
 
+    /// dec_ref() for a caller that holds the GIL of the running interpreter and has entered it
+    /// (process_state.h: enter_interpreter()), as a binding's return does: while no sub-interpreter uses
+    /// dltensor, the running interpreter is the main one, so the last reference to a main-interpreter
+    /// handle is released without asking whether the interpreter lives and which thread holds the GIL
+    /// (about 6 ns of a 130 ns NumPy return on Python 3.11: three calls into the interpreter). Else dec_ref().
+    DLTENSOR_HOT_INLINE void dec_ref_entered() noexcept {
+        if (detail::sub_interpreters_in_use.load(std::memory_order_relaxed) != 0 || interpreter_ != 0 || !owner_ ||
+            refcount_.load(std::memory_order_acquire) != 1)
+            return dec_ref();
+        PyObject *owner = owner_;
+        this->~tensor_handle();
+        PyMem_Free(this);  // a handle with an owner lives on Python's heap (see python_heap())
+        Py_DECREF(owner);  // last: it may run arbitrary code
+    }
+
     /// Is this the only reference to the handle?
     bool unique() const noexcept { return refcount_.load(std::memory_order_acquire) == 1; }
     const dlpack::Tensor &tensor() const noexcept { return tensor_; }

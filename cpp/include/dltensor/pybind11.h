@@ -301,19 +301,25 @@ public:
 private:
     explicit dltensor(dlt::tensor_handle *adopted, bool owned) noexcept : m_handle(adopted), m_owned(owned) { }
 
+    /// Drops the tensor now, for a caller that holds the GIL and entered the interpreter (a return's cast
+    /// of an rvalue): see tensor_handle::dec_ref_entered().
+    void release_entered() noexcept {
+        if (m_handle) m_handle->dec_ref_entered();
+        m_handle = nullptr;
+    }
+
     const dlt::dlpack::Tensor &t() const { return m_handle->tensor(); }
 
     void init(VoidPtr data, size_t nd, const size_t *shape, pybind11::handle owner, const int64_t *strides,
               dlt::dlpack::DataType dtype, int device_type, int device_id, char order, uint64_t byte_offset) {
         if (nd > (size_t) dlt::dlpack::max_ndim) throw std::invalid_argument("dltensor: too many dimensions");
-        int64_t dims[dlt::dlpack::max_ndim + 1];
-        for (size_t i = 0; i < nd; ++i) dims[i] = (int64_t) shape[i];
+        const dlt::extents_as_int64 dims(shape, nd);
         dlt::dlpack::Tensor tensor{};
         tensor.data = const_cast<void *>(data);
         tensor.device = {device_type ? device_type : (int) dlt::dlpack::cpu, device_id};
         tensor.ndim = (int32_t) nd;
         tensor.dtype = dtype;
-        tensor.shape = dims;
+        tensor.shape = dims.get();
         tensor.strides = const_cast<int64_t *>(strides);
         tensor.byte_offset = byte_offset;
         if (owner.ptr() && !dlt::enter_interpreter_called()) {  // the owner is this interpreter's (handle.h)
@@ -444,10 +450,13 @@ public:
         o.m_consumed = nullptr;  // py::cast's load_type() returns a caster by value
     }
     /// A raw capsule bound by a pass whose call did not go ahead (another argument failed) gets its tensor
-    /// back, so that the next pass or overload can bind it (pybind11 drops the loaded arguments).
+    /// back, so that the next pass or overload can bind it (pybind11 drops the loaded arguments). Then the
+    /// tensor is dropped as a return's is (`release_entered`): pybind11 keeps casters only while it holds
+    /// the GIL, and a loaded value went through import_tensor(), which entered the interpreter.
     ~type_caster() {
         dlt::tensor_handle *h = value.handle();
         if (m_consumed && !m_taken && h && h->unique()) dlt::detail::restore_consumed_capsule(m_consumed, h->owner());
+        value.release_entered();
     }
 
     /// Fails (no Python error set; `dlt::last_refusal()` says why) unless `src` satisfies the annotations,
@@ -497,6 +506,15 @@ public:
         PyObject *o = dlt::export_planned(h, plan, parent.ptr());
         if (!o) throw error_already_set();
         return o;
+    }
+
+    /// A returned tensor (pybind11 casts a function's result as an rvalue): as above, and then the tensor
+    /// is dropped here, where the GIL is held and the interpreter entered, not by its destructor, which
+    /// must first ask for both.
+    static handle cast(Value &&src, return_value_policy policy, handle parent) {
+        const handle out = cast(static_cast<const Value &>(src), policy, parent);
+        src.release_entered();
+        return out;
     }
 
 };

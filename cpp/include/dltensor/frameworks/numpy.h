@@ -63,11 +63,9 @@ DLTENSOR_CORE PyObject *numpy_empty_cpu(dlpack::DataType dtype, size_t ndim, cha
     const int type = numpy_c_api::type_number(dtype);
     py_ref array;
     if (fast_paths_enabled() && capi.array_type && type >= 0) {
-        Py_ssize_t dims[dlpack::max_ndim];
-        for (size_t i = 0; i < ndim; ++i) dims[i] = (Py_ssize_t) out.shape[i];
         PyObject *descr = capi.descr_from_type(type);
-        array = py_ref(descr ? capi.new_from_descr(capi.array_type, descr, (int) ndim, dims, nullptr, nullptr,
-                                                   order == 'F' ? 1 : 0, nullptr)
+        array = py_ref(descr ? capi.new_from_descr(capi.array_type, descr, (int) ndim, py_ssize_dims(out.shape, ndim).get(),
+                                                   nullptr, nullptr, order == 'F' ? 1 : 0, nullptr)
                              : nullptr);
         if (array) {  // made here: its layout is known (C or F order over out.shape); only its data is read
             dlpack::Tensor &t = out.tensor;
@@ -167,11 +165,12 @@ DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     // holding the handle. Else numpy.asarray over the buffer protocol (CPU), or numpy.from_dlpack.
     if (fast_paths_enabled()) {
         const numpy_c_api &np = numpy_c_api::get();
-        if (np.can_describe(t)) {
+        const int type = np.describable_type(t);
+        if (type >= 0) {
             PyObject *base = h->new_owner_reference();
             if (!base && !PyErr_Occurred()) base = detail::handle_capsule(h);
             if (!base) return nullptr;
-            PyObject *arr = np.array_over(t, h->read_only(), base);
+            PyObject *arr = np.array_over(t, type, h->read_only(), base);
             return copy ? np.copy_of(arr) : arr;
         }
     }
