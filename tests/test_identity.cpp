@@ -13,6 +13,8 @@ namespace {
 /// pattern).
 struct Model {
     py::dltensor<py::ro> weights;
+    /// A getter that returns the member by value: a second reference to the tensor the model keeps.
+    py::dltensor<py::ro> weights_copy() const { return weights; }
     py::dltensor<py::numpy, float, py::ndim<1>> buffer() {
         auto *data = new float[3]{1, 2, 3};
         return py::dltensor<py::numpy, float, py::ndim<1>>(
@@ -70,5 +72,6 @@ void init_identity(py::module_ &parent) {
 #else
         .def_rw("weights", &Model::weights)
 #endif
-        .def("buffer", &Model::buffer, tb::rvp::reference_internal);
+        .def("buffer", &Model::buffer, tb::rvp::reference_internal)
+        .def("weights_copy", &Model::weights_copy);
 }

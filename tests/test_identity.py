@@ -105,6 +105,25 @@ def test_stored_source_outlives_the_callers_reference(m):
     assert alive() is None  # released with the tensor
 
 
+def test_kept_tensor_returned_while_cpp_keeps_it(m):
+    # A getter returning the kept tensor by value hands back the stored object; the model's own reference
+    # stays, and still keeps the object alive after every Python reference is gone.
+    model = m.identity.Model()
+    for make in (lambda: np.arange(3.0), lambda: torch.arange(3.0)):
+        x = make()
+        alive = weakref.ref(x)
+        model.weights = x
+        for _ in range(3):
+            assert model.weights_copy() is x
+        del x
+        gc.collect()
+        assert alive() is not None and model.weights_copy() is alive()
+        assert model.weights_copy().tolist() == [0.0, 1.0, 2.0]
+        model.weights = np.zeros(1)
+        gc.collect()
+        assert alive() is None  # released once, with the model's reference
+
+
 def test_reference_internal_view_with_an_owner_keeps_the_parent_alive(m):
     model = m.identity.Model()
     alive = weakref.ref(model)

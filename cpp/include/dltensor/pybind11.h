@@ -450,13 +450,10 @@ public:
         o.m_consumed = nullptr;  // py::cast's load_type() returns a caster by value
     }
     /// A raw capsule bound by a pass whose call did not go ahead (another argument failed) gets its tensor
-    /// back, so that the next pass or overload can bind it (pybind11 drops the loaded arguments). Then the
-    /// tensor is dropped as a return's is (`release_entered`): pybind11 keeps casters only while it holds
-    /// the GIL, and a loaded value went through import_tensor(), which entered the interpreter.
+    /// back, so that the next pass or overload can bind it (pybind11 drops the loaded arguments).
     ~type_caster() {
         dlt::tensor_handle *h = value.handle();
         if (m_consumed && !m_taken && h && h->unique()) dlt::detail::restore_consumed_capsule(m_consumed, h->owner());
-        value.release_entered();
     }
 
     /// Fails (no Python error set; `dlt::last_refusal()` says why) unless `src` satisfies the annotations,
