@@ -18,12 +18,17 @@ def test_test_module_includes_the_checkouts_headers(backend):
     build = BUILD_ROOT / ("tests-sanitized" if SANITIZE else "tests")
     deps = subprocess.run([str(Path(ninja.BIN_DIR) / "ninja"), "-C", str(build), "-t", "deps"],
                           capture_output=True, text=True, check=True).stdout
-    headers = {line.strip() for line in deps.splitlines() if "/dltensor/" in line and line.strip().endswith(".h")}
-    assert headers, "no dltensor header among the test module's dependencies"
-    checkout = REPO / "cpp" / "include" / "dltensor"
-    for h in headers:
-        assert checkout in Path(h).resolve().parents, h
-    assert str(Path(sys.prefix)) not in " ".join(headers)
+    # What is dltensor's is decided by resolved paths, never by a folder's name: a clone is usually a folder
+    # named `dltensor`, with the README's `.venv` (nanobind's and pybind11's headers) inside it.
+    checkout = (REPO / "cpp" / "include" / "dltensor").resolve()
+    ours = {p.relative_to(checkout).as_posix() for p in checkout.rglob("*.h")}
+    deps_headers = {Path(line.strip()) for line in deps.splitlines() if line.strip().endswith(".h")}
+    from_checkout = {h for h in deps_headers if checkout in h.resolve().parents}
+    assert from_checkout, "no header of this checkout among the test module's dependencies"
+    # A copy of one of dltensor's headers anywhere else (an installed package's include/dltensor/...).
+    copies = [h for h in deps_headers - from_checkout
+              if any(h.resolve().as_posix().endswith("/include/dltensor/" + rel) for rel in ours)]
+    assert not copies, copies
 
 
 def test_cmake_target_compiles_the_core_once_and_the_module_only_its_declarations():

@@ -680,12 +680,13 @@ MUTANTS = [
            "return numbers[dtype.code][trailing_zeros(bits) - 2];",
            "the type table is read one size up: an int8 return becomes int16 (memory read past the tensor)",
            t(PRODUCERS, "test_numpy_returns_are_the_same_array_through_numpys_c_api_and_the_public_route")),
-    Mutant("numpy_dims_not_read", "frameworks/numpy_c_api.h",
-           "            p_ = reinterpret_cast<const Py_ssize_t *>(shape);  // a signed integer of the same width",
+    Mutant("extents_not_read", "strides.h",
+           "            p_ = reinterpret_cast<const To *>(extents);",
            "            p_ = copy_;",
-           "NumPy's C API is handed uninitialized dimensions instead of the tensor's shape (returns, empty())",
+           "shapes handed to NumPy's C API (returns, empty()) and to the pybind11 constructor's handle are "
+           "uninitialized instead of the tensor's extents",
            t(PRODUCERS, "test_empty_allocates_for_every_framework")
-           + t(EXPORT, "test_strides_and_byte_offset_on_export")),
+           + t(EXPORT, "test_strides_and_byte_offset_on_export", "test_numpy_return_shares_the_cpp_memory")),
 
     # ---- the seams: dltensor.Tensor, capsules across overload passes, producer errors (export.h, ...) ----
     Mutant("tensor_type_instantiable", "export.h",
@@ -771,11 +772,6 @@ MUTANTS = [
            "        if (detail::sub_interpreters_in_use.load() && (gil ? !made_in(ts->interp) : interpreter_ != 0))",
            "a main-interpreter tensor dropped in a sub-interpreter that made no tensor call is released there",
            t(SUBINTERPRETERS, "test_main_interpreter_tensor_dropped_in_a_sub_interpreter_is_leaked_not_released_there")),
-    Mutant("constructor_extents_not_read", "construction.h",
-           "            p_ = reinterpret_cast<const int64_t *>(shape);",
-           "            p_ = copy_;",
-           "pybind11: a tensor constructed over C++ memory gets uninitialized extents instead of its shape",
-           t(EXPORT, "test_strides_and_byte_offset_on_export", "test_numpy_return_shares_the_cpp_memory")),
     Mutant("constructor_does_not_enter_the_interpreter", "pybind11.h",
            "        if (owner.ptr() && !dlt::enter_interpreter_called()) {",
            "        if (false) {",

@@ -90,28 +90,6 @@ struct shape_array {
     }
 };
 
-/// A constructor's `size_t` extents as the `int64_t` extents of a DLPack shape: the same array where
-/// `int64_t` is `size_t`'s signed type (which may read it: Linux and Windows on 64 bits), else a converted
-/// copy held here. `ndim` <= dlpack::max_ndim.
-class extents_as_int64 {
-public:
-    extents_as_int64(const size_t *shape, size_t ndim) noexcept {
-        if constexpr (same_size) {
-            (void) ndim;
-            p_ = reinterpret_cast<const int64_t *>(shape);
-        } else {
-            for (size_t i = 0; i < ndim; ++i) copy_[i] = (int64_t) shape[i];
-            p_ = copy_;
-        }
-    }
-    int64_t *get() const noexcept { return const_cast<int64_t *>(p_); }  // dlpack::Tensor's field is not const
-
-private:
-    static constexpr bool same_size = std::is_same_v<std::make_signed_t<size_t>, int64_t>;
-    const int64_t *p_;
-    int64_t copy_[same_size ? 1 : dlpack::max_ndim];
-};
-
 /// Tag of the backends' private delegating constructors.
 struct construct_tag { };
 

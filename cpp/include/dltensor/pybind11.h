@@ -313,7 +313,7 @@ private:
     void init(VoidPtr data, size_t nd, const size_t *shape, pybind11::handle owner, const int64_t *strides,
               dlt::dlpack::DataType dtype, int device_type, int device_id, char order, uint64_t byte_offset) {
         if (nd > (size_t) dlt::dlpack::max_ndim) throw std::invalid_argument("dltensor: too many dimensions");
-        const dlt::extents_as_int64 dims(shape, nd);
+        const dlt::extents_as<int64_t, size_t> dims(shape, nd);
         dlt::dlpack::Tensor tensor{};
         tensor.data = const_cast<void *>(data);
         tensor.device = {device_type ? device_type : (int) dlt::dlpack::cpu, device_id};

@@ -3,12 +3,39 @@
 // library.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "config.h"
 #include "dlpack.h"
 
 namespace dlt {
+
+/// An array of `ndim` (<= dlpack::max_ndim) extents of integer type `From` read as extents of `To`: the
+/// same array where the two are one type or signed and unsigned of one type (which may read each other:
+/// `size_t` and `int64_t` on 64-bit Linux and Windows), else a converted copy held here. For handing a
+/// shape to an API that takes another integer type (NumPy's `Py_ssize_t`, DLPack's `int64_t`).
+template <typename To, typename From> class extents_as {
+    static constexpr bool same = std::is_same_v<std::make_signed_t<From>, std::make_signed_t<To>>;
+
+public:
+    DLTENSOR_HOT_INLINE extents_as(const From *extents, size_t ndim) noexcept {
+        if constexpr (same) {
+            (void) ndim;
+            p_ = reinterpret_cast<const To *>(extents);
+        } else {
+            for (size_t i = 0; i < ndim; ++i) copy_[i] = (To) extents[i];
+            p_ = copy_;
+        }
+    }
+    /// Not const: DLPack's `shape` field is a plain pointer (the extents are never written through it).
+    To *get() const noexcept { return const_cast<To *>(p_); }
+
+private:
+    const To *p_;
+    To copy_[same ? 1 : dlpack::max_ndim];
+};
 
 /// Number of elements, or -1 when the product overflows int64. Assumes validated extents (>= 0).
 inline int64_t element_count(const dlpack::Tensor &t) noexcept {

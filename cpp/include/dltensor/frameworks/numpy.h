@@ -64,7 +64,7 @@ DLTENSOR_CORE PyObject *numpy_empty_cpu(dlpack::DataType dtype, size_t ndim, cha
     py_ref array;
     if (fast_paths_enabled() && capi.array_type && type >= 0) {
         PyObject *descr = capi.descr_from_type(type);
-        array = py_ref(descr ? capi.new_from_descr(capi.array_type, descr, (int) ndim, py_ssize_dims(out.shape, ndim).get(),
+        array = py_ref(descr ? capi.new_from_descr(capi.array_type, descr, (int) ndim, extents_as<Py_ssize_t, int64_t>(out.shape, ndim).get(),
                                                    nullptr, nullptr, order == 'F' ? 1 : 0, nullptr)
                              : nullptr);
         if (array) {  // made here: its layout is known (C or F order over out.shape); only its data is read

@@ -13,34 +13,13 @@
 
 #include <atomic>
 #include <new>
-#include <type_traits>
 
 #include "../config.h"
 #include "../dlpack.h"
+#include "../strides.h"
 #include "numpy_arrays.h"
 
 namespace dlt {
-
-/// A shape of int64_t extents as the `Py_ssize_t` dimensions NumPy's C API reads: the same array where the
-/// two are one type (64-bit Linux and Windows), else a converted copy held here.
-class py_ssize_dims {
-public:
-    DLTENSOR_HOT_INLINE py_ssize_dims(const int64_t *shape, size_t ndim) noexcept {
-        if constexpr (same_size) {
-            (void) ndim;
-            p_ = reinterpret_cast<const Py_ssize_t *>(shape);  // a signed integer of the same width
-        } else {
-            for (size_t i = 0; i < ndim; ++i) copy_[i] = (Py_ssize_t) shape[i];
-            p_ = copy_;
-        }
-    }
-    const Py_ssize_t *get() const noexcept { return p_; }
-
-private:
-    static constexpr bool same_size = std::is_same_v<Py_ssize_t, int64_t>;
-    const Py_ssize_t *p_;
-    Py_ssize_t copy_[same_size ? 1 : dlpack::max_ndim];
-};
 
 /// The few entries of NumPy's C API table that returns need; `array_type` is NULL when NumPy (1.x or 2.x)
 /// or its table is unavailable.
@@ -107,7 +86,7 @@ struct numpy_c_api {
         }
         PyObject *descr = descr_from_type(type);
         if (!descr) { Py_DECREF(base); return nullptr; }
-        const py_ssize_dims dims(t.shape, (size_t) t.ndim);
+        const extents_as<Py_ssize_t, int64_t> dims(t.shape, (size_t) t.ndim);
         PyObject *arr = new_from_descr(array_type, descr, (int) t.ndim, dims.get(), strides,
                                        (char *) t.data + t.byte_offset, read_only ? 0 : writeable, nullptr);
         if (!arr) { Py_DECREF(base); return nullptr; }
