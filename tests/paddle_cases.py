@@ -17,7 +17,7 @@ import pytest
 paddle = pytest.importorskip("paddle")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-from returns_matrix import DTYPES, LAYOUTS, expected_2x3  # noqa: E402  (one matrix for every framework)
+from returns_matrix import DTYPES, LAYOUTS, expected_2x3, to_numpy_by_framework  # noqa: E402  (one matrix for every framework)
 
 INCOMPATIBLE = "incompatible function arguments"
 VALUES = [1.0, 2.0, 3.0]
@@ -210,6 +210,26 @@ def test_empty_of_the_shared_matrix(backend_module):
 # ---- float8 -----------------------------------------------------------------------------------------------
 
 FLOAT8 = ["float8_e4m3fn", "float8_e5m2"]  # the formats Paddle 3.3 has
+
+
+ALLOCATION_DTYPES = {"i1": np.int8, "f2": np.float16, "f4": np.float32, "f8": np.float64, "c16": np.complex128}
+
+
+@pytest.mark.parametrize("shape", [(5,), (2, 3), (2, 3, 4), (0, 3)], ids=str)
+@pytest.mark.parametrize("dt", ALLOCATION_DTYPES)
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("fn", ["copy_of", "empty"])
+def test_empty_and_copy_of_give_the_annotated_order(backend_module, fn, order, dt, shape):
+    # tests/test_allocation.py's matrix for Paddle, whose allocator is row-major: an F result is the
+    # transposed view of a row-major allocation; copy_of reads and empty()'s data() is filled in that order.
+    out = getattr(backend_module.allocation, f"{fn}_paddle_{order}_{dt}")(list(shape))
+    arr = to_numpy_by_framework("paddle", out)
+    k = np.arange(int(np.prod(shape)), dtype=np.float64)
+    values = k - 1j * k if dt == "c16" else k
+    assert arr.dtype == ALLOCATION_DTYPES[dt] and arr.shape == shape
+    np.testing.assert_array_equal(arr, values.astype(ALLOCATION_DTYPES[dt]).reshape(shape, order=order))
+    if len(shape) == 3 and order == "F":
+        assert list(out.strides) == [1, 2, 6], out.strides
 
 
 @pytest.mark.parametrize("name", FLOAT8)

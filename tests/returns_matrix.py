@@ -16,3 +16,25 @@ def expected_2x3(dtype, layout):
         return float(k)
     rows = [[value(3 * i + j) for j in range(3)] for i in range(2)]
     return [rows[0], rows[0]] if layout == "zero" else rows
+
+
+def to_numpy_by_framework(framework, out):
+    """A returned tensor of `framework` ("numpy", "pytorch", "jax", "tensorflow", "paddle", "memview",
+    "none") as a NumPy array, type-checked: the framework's own conversion, or the buffer protocol."""
+    import numpy as np
+    if framework == "numpy":
+        assert isinstance(out, np.ndarray), type(out)
+        return out
+    if framework == "memview":
+        assert isinstance(out, memoryview), type(out)
+        return np.asarray(out)
+    if framework == "none":
+        assert type(out).__name__ == "Tensor" and hasattr(out, "__dlpack__"), type(out)
+        return np.from_dlpack(out)
+    if framework == "jax":
+        import jax
+        assert isinstance(out, jax.Array), type(out)
+        return np.asarray(out)
+    module = {"pytorch": "torch", "tensorflow": "tensorflow", "paddle": "paddle"}[framework]
+    assert type(out).__module__.split(".")[0] == module, type(out)
+    return out.numpy()

@@ -37,4 +37,5 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
     init_seams(m);
     init_float8(m);
     init_paddle(m);
+    init_allocation(m);
 }

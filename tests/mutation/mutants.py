@@ -40,6 +40,7 @@ SEAMS = "tests/test_seams.py"
 SUBINTERPRETERS = "tests/test_subinterpreters.py"
 PADDLE = "tests/test_paddle.py"  # runs tests/paddle_cases.py in a process of its own
 COMPILE_ERRORS = "tests/test_compile_errors.py"
+ALLOCATION = "tests/test_allocation.py"
 
 
 def t(file, *functions):
@@ -830,4 +831,26 @@ MUTANTS = [
            "",
            "negative strides reach Paddle's importer, which fails to allocate",
            t(PADDLE)),
+    # ---- allocation: empty() and copy_of() in the annotated order, run-time shapes (exchange.h, strides.h) --
+    Mutant("exchange_allocation_ignores_order", "exchange.h",
+           "    const bool transposed = order == 'F' && ndim > 1;",
+           "    const bool transposed = false;",
+           "an f_contig empty() of PyTorch or Paddle is row-major: C++ filling it in F order transposes the data",
+           t(ALLOCATION, "test_empty_filled_through_data_in_the_annotated_order_reads_back_in_that_order",
+             "test_pytorch_results_have_the_annotated_strides")),
+    Mutant("copy_of_always_memcpy", "strides.h",
+           "    if (same) { std::memcpy(dst, src, (size_t) count * itemsize); return; }",
+           "    { std::memcpy(dst, src, (size_t) count * itemsize); return; }",
+           "copy_of() copies bytes into a result of another layout: the elements land transposed or padded",
+           t(ALLOCATION, "test_copy_into_another_layout_places_every_element_by_its_strides")),
+    Mutant("copy_into_layout_steps_c_order_only", "strides.h",
+           "            const size_t d = order == 'F' ? j : ndim - 1 - j;",
+           "            const size_t d = ndim - 1 - j;",
+           "copy_of() of F-ordered data into another layout reads the data as C order",
+           t(ALLOCATION, "test_copy_into_another_layout_places_every_element_by_its_strides")),
+    Mutant("negative_extent_accepted", "construction.h",
+           "                if (e[i] < 0)",
+           "                if (false)",
+           "a run-time shape with a negative extent allocates a huge tensor (the extent read as size_t)",
+           t(ALLOCATION, "test_a_negative_extent_is_a_clear_error")),
 ]

@@ -9,7 +9,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <type_traits>
 
 #include "config.h"
@@ -26,7 +25,8 @@ namespace dlt {
 /// Paddle's exchange API `managed_tensor_allocator`, on CUDA their caching allocators; NumPy's on the
 /// CPU, a `py::numpy` tensor returning as that very array); else NumPy's on the CPU (JAX and TensorFlow
 /// adopt or copy it on return) and PyTorch's on other devices. `order`: 'F' for column-major, else
-/// row-major (NumPy only; PyTorch and Paddle allocate row-major). On success fills `out` (view, owner,
+/// row-major, for every framework (frameworks without a column-major allocator: a transposed view of a
+/// row-major allocation, exchange.h). On success fills `out` (view, owner,
 /// the device's current stream) and returns 0. Returns 1 (nothing set) when `ndim` differs from `expected_ndim` (-1: any) or exceeds max_ndim, and -1 with a
 /// Python error set when allocation fails. `read_only` (a `const` or `py::ro` tensor): a `py::numpy`
 /// array, returned as itself, is made read-only for Python (C++ still fills it).
@@ -50,10 +50,10 @@ inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, cons
 /// unannotated) and `device_id`. Returns what allocate_framework_tensor() returns; the backend throws
 /// std::invalid_argument(empty_shape_message) for 1 and its Python error type for -1.
 template <typename Config, typename Scalar>
-DLTENSOR_HOT_INLINE int allocate_empty(std::initializer_list<size_t> shape, int32_t device_type, int device_id, bool read_only,
-                   imported &out) noexcept {
+DLTENSOR_HOT_INLINE int allocate_empty(const size_t *shape, size_t ndim, int32_t device_type, int device_id,
+                                       bool read_only, imported &out) noexcept {
     static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "dltensor::empty() needs a dtype annotation");
-    return allocate_framework_tensor(Config::Framework::value, dtype_of<Scalar>(), shape.begin(), shape.size(),
+    return allocate_framework_tensor(Config::Framework::value, dtype_of<Scalar>(), shape, ndim,
                                      Config::N, {device_type ? device_type : (int32_t) dlpack::cpu, (int32_t) device_id},
                                      (char) Config::Order::value, out, read_only);
 }

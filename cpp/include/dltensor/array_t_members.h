@@ -29,6 +29,7 @@
 
 #include "construction.h"
 #include "dlpack.h"
+#include "strides.h"
 
 namespace dlt {
 
@@ -150,9 +151,9 @@ public:
         const size_t count = container.size();
         const size_t flat[1] = {count};
         if (shape.size() == 0) {
-            check_factory_shape("adopt", {count}, N, count, true);
+            check_factory_shape("adopt", flat, 1, N, count, true);
         } else {
-            check_factory_shape("adopt", shape, N, count, true);
+            check_factory_shape("adopt", shape.begin(), shape.size(), N, count, true);
         }
         Element *data = nullptr;
         PyObject *owner = container_owner(std::move(container), data);
@@ -169,13 +170,31 @@ public:
 
     /// A new tensor (allocated as `Derived::empty(shape)`: the annotated framework's, in the annotated
     /// order) holding a copy, made now, of the `shape` elements at `data`, laid out in that order (C order
-    /// unless annotated `f_contig`). pybind11's `py::array_t<T>(n, ptr)`. CPU tensors only.
+    /// unless annotated `f_contig`), copied through the result's strides wherever its layout differs.
+    /// pybind11's `py::array_t<T>(n, ptr)`. CPU tensors only.
     static Derived copy_of(const std::remove_const_t<Scalar> *data, std::initializer_list<size_t> shape) {
-        check_factory_shape("copy_of", shape, N, 0, false);
-        Derived t = Derived::empty(shape);
-        if (t.device_type() != dlpack::cpu)
-            throw std::invalid_argument("py::dltensor::copy_of(): copies into CPU tensors only");
-        if (t.nbytes()) std::memcpy((void *) t.data(), data, t.nbytes());
+        return copy_of(data, shape.size(), shape.begin());
+    }
+    /// The same with a shape known at run time: a contiguous container of integers (`std::vector<size_t>`,
+    /// `std::vector<py::ssize_t>`, `std::array`); a negative extent throws `std::invalid_argument`.
+    template <typename Shape, std::enable_if_t<is_extent_container_v<Shape>, int> = 0>
+    static Derived copy_of(const std::remove_const_t<Scalar> *data, const Shape &shape) {
+        const extent_list e(shape, "copy_of");
+        return copy_of(data, e.n, e.v);
+    }
+    /// The same with `ndim` extents at `shape`.
+    static Derived copy_of(const std::remove_const_t<Scalar> *data, size_t ndim, const size_t *shape) {
+        check_factory_shape("copy_of", shape, ndim, N, 0, false);
+        Derived t = Derived::empty(ndim, shape);
+        auto *out = cpu_data_of(t);
+        if (!t.nbytes()) return t;
+        int64_t dims[dlpack::max_ndim], steps[dlpack::max_ndim];
+        for (size_t i = 0; i < ndim; ++i) {
+            dims[i] = (int64_t) t.shape(i);
+            steps[i] = t.stride(i);
+        }
+        copy_dense_into(data, (char) Derived::Config::Order::value == 'F' ? 'F' : 'C', out, dims, steps, ndim,
+                        sizeof(*out));
         return t;
     }
 

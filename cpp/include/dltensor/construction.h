@@ -124,15 +124,47 @@ PyObject *container_owner(Container &&c, T *&data) noexcept {
     return capsule;
 }
 
-/// Checks a shape for `adopt()` / `copy_of()`: `ndim` dimensions when the annotation fixes them (`annotated`
-/// >= 0), and (for `adopt`) `count` elements in all. Throws `std::invalid_argument`.
-inline void check_factory_shape(const char *who, std::initializer_list<size_t> shape, int32_t annotated,
+/// Is `Shape` a contiguous container of integers (`std::vector<size_t>`, `std::vector<py::ssize_t>`,
+/// `std::array`, a C array): what `empty()` and `copy_of()` take as a run-time shape besides a braced list.
+template <typename Shape, typename = void> struct is_extent_container : std::false_type { };
+template <typename Shape>
+struct is_extent_container<Shape, std::void_t<decltype(std::data(std::declval<const Shape &>())),
+                                              decltype(std::size(std::declval<const Shape &>()))>> {
+    using element = std::remove_cv_t<std::remove_pointer_t<decltype(std::data(std::declval<const Shape &>()))>>;
+    static constexpr bool value = std::is_integral_v<element> && !std::is_same_v<element, bool>;
+};
+template <typename Shape> inline constexpr bool is_extent_container_v = is_extent_container<Shape>::value;
+
+/// A run-time shape (a container of integers) as `size_t` extents, for `who` ("empty", "copy_of"). Throws
+/// `std::invalid_argument` for a negative extent or more than dlpack::max_ndim dimensions.
+struct extent_list {
+    size_t v[dlpack::max_ndim];  // the first n are set
+    size_t n;
+    template <typename Shape> extent_list(const Shape &shape, const char *who) : n((size_t) std::size(shape)) {
+        if (n > (size_t) dlpack::max_ndim)
+            throw std::invalid_argument(std::string("py::dltensor::") + who + "(): too many dimensions");
+        const auto *e = std::data(shape);
+        for (size_t i = 0; i < n; ++i) {
+            if constexpr (std::is_signed_v<std::remove_cv_t<std::remove_pointer_t<decltype(e)>>>) {
+                if (e[i] < 0)
+                    throw std::invalid_argument(std::string("py::dltensor::") + who + "(): extent " +
+                                                std::to_string((long long) e[i]) + " of dimension " +
+                                                std::to_string(i) + " is negative");
+            }
+            v[i] = (size_t) e[i];
+        }
+    }
+};
+
+/// Checks a shape of `ndim` extents for `adopt()` / `copy_of()`: `ndim` dimensions when the annotation
+/// fixes them (`annotated` >= 0), and (for `adopt`) `count` elements in all. Throws `std::invalid_argument`.
+inline void check_factory_shape(const char *who, const size_t *shape, size_t ndim, int32_t annotated,
                                 size_t count, bool check_count) {
-    if (annotated >= 0 && shape.size() != (size_t) annotated)
+    if (annotated >= 0 && ndim != (size_t) annotated)
         throw std::invalid_argument(std::string("py::dltensor::") + who +
                                     "(): the shape does not match the annotated ndim");
     size_t n = 1;
-    for (size_t e : shape) n *= e;
+    for (size_t i = 0; i < ndim; ++i) n *= shape[i];
     if (check_count && n != count)
         throw std::invalid_argument(std::string("py::dltensor::") + who + "(): the shape holds " +
                                     std::to_string(n) + " elements, the container " + std::to_string(count));

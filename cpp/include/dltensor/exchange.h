@@ -17,6 +17,7 @@
 #include "dtypes.h"
 #include "interpreter.h"
 #include "process_state.h"
+#include "strides.h"
 
 namespace dlt {
 
@@ -81,14 +82,24 @@ inline dlpack::ManagedTensorVersioned *allocate(const dlpack::ExchangeAPI *api, 
     return out;
 }
 
-/// `empty()` through a framework's exchange API allocator: fills `out` (view of `out.shape[0..ndim)`, the
-/// managed tensor's owner, the device's current stream). 0, or -1 with a Python error set.
+/// `empty()` through a framework's exchange API allocator: fills `out` (view of `out.shape[0..ndim)` in
+/// `order`, the managed tensor's owner, the device's current stream). The allocators allocate row-major, so
+/// an 'F' tensor is a C allocation of the reversed shape seen through its transpose (its strides are in
+/// `out.strides`). 0, or -1 with a Python error set.
 inline int allocate_through_exchange_api(const dlpack::ExchangeAPI *api, dlpack::DataType dtype, size_t ndim,
-                                         dlpack::Device device, imported &out) noexcept {
+                                         dlpack::Device device, char order, imported &out) noexcept {
+    const bool transposed = order == 'F' && ndim > 1;
+    int64_t reversed[dlpack::max_ndim];
+    for (size_t i = 0; transposed && i < ndim; ++i) reversed[i] = out.shape[ndim - 1 - i];
     detail::managed_tensor_ref mt;
-    *mt.out() = allocate(api, dtype, (int32_t) ndim, out.shape, device);
+    *mt.out() = allocate(api, dtype, (int32_t) ndim, transposed ? reversed : out.shape, device);
     if (!mt.get()) return -1;
     out.tensor = mt.get()->dl_tensor;
+    if (transposed) {
+        out.tensor.shape = out.shape;
+        contiguous_strides(out.shape, ndim, 'F', out.strides);
+        out.tensor.strides = out.strides;
+    }
     out.stream = nullptr;
     if (out.tensor.device.device_type != dlpack::cpu &&
         api->current_work_stream(out.tensor.device.device_type, out.tensor.device.device_id, &out.stream) != 0)

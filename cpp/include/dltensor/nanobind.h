@@ -280,7 +280,18 @@ public:
     /// allocator for `py::pytorch` and on other devices (on CUDA its caching allocator). Needs a dtype; the
     /// device is the annotated one (CPU when none), the order the annotated one. Throws `python_error`
     /// when allocation fails, `std::invalid_argument` when the shape contradicts the annotated ndim.
-    static dltensor empty(std::initializer_list<size_t> shape, int device_id = 0);
+    static dltensor empty(std::initializer_list<size_t> shape, int device_id = 0) {
+        return empty(shape.size(), shape.begin(), device_id);
+    }
+    /// The same with a shape known at run time: a contiguous container of integers (`std::vector<size_t>`,
+    /// `std::vector<py::ssize_t>`, `std::array`); a negative extent throws `std::invalid_argument`.
+    template <typename Shape, std::enable_if_t<dlt::is_extent_container_v<Shape>, int> = 0>
+    static dltensor empty(const Shape &shape, int device_id = 0) {
+        const dlt::extent_list e(shape, "empty");
+        return empty(e.n, e.v, device_id);
+    }
+    /// The same with `ndim` extents at `shape`.
+    static dltensor empty(size_t ndim, const size_t *shape, int device_id = 0);
 
     /// Wraps the tensor in a Python object of the annotated framework (see `dltensor_framework`).
     auto cast(rv_policy rvp = rv_policy::automatic, class handle parent = {}) const;
@@ -513,14 +524,14 @@ public:
 NAMESPACE_END(detail)
 
 template <typename... Args>
-dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, int device_id) {
+dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int device_id) {
     dlt::imported im;
-    int rc = dlt::allocate_empty<Config, Scalar>(shape, base::DeviceType, device_id, base::ReadOnly, im);
+    int rc = dlt::allocate_empty<Config, Scalar>(shape, ndim, base::DeviceType, device_id, base::ReadOnly, im);
     if (rc > 0) throw std::invalid_argument(dlt::empty_shape_message);
     if (rc < 0) throw python_error();
     object owner = steal(im.owner.release());
     const dlt::dlpack::Tensor &t = im.tensor;
-    dltensor result((VoidPtr) t.data, shape.size(), detail::dltensor_extents_of(t), owner, t.strides,
+    dltensor result((VoidPtr) t.data, ndim, detail::dltensor_extents_of(t), owner, t.strides,
                     detail::nanobind_dtype(t.dtype), t.device.device_type,
                     t.device.device_id, 'C', t.byte_offset);
     result.m_stream = im.stream;

@@ -293,7 +293,18 @@ public:
     }
 
     /// Allocates an uninitialized tensor for C++ to fill and return (see the nanobind backend).
-    static dltensor empty(std::initializer_list<size_t> shape, int device_id = 0);
+    static dltensor empty(std::initializer_list<size_t> shape, int device_id = 0) {
+        return empty(shape.size(), shape.begin(), device_id);
+    }
+    /// The same with a shape known at run time: a contiguous container of integers (`std::vector<size_t>`,
+    /// `std::vector<py::ssize_t>`, `std::array`); a negative extent throws `std::invalid_argument`.
+    template <typename Shape, std::enable_if_t<dlt::is_extent_container_v<Shape>, int> = 0>
+    static dltensor empty(const Shape &shape, int device_id = 0) {
+        const dlt::extent_list e(shape, "empty");
+        return empty(e.n, e.v, device_id);
+    }
+    /// The same with `ndim` extents at `shape`.
+    static dltensor empty(size_t ndim, const size_t *shape, int device_id = 0);
 
     /// Wraps the tensor in a Python object of the annotated framework.
     object cast(return_value_policy policy = return_value_policy::automatic, pybind11::handle parent = {}) const;
@@ -557,9 +568,9 @@ template <typename... Args> bool try_cast(handle obj, dltensor<Args...> &out, bo
 }
 
 template <typename... Args>
-dltensor<Args...> dltensor<Args...>::empty(std::initializer_list<size_t> shape, int device_id) {
+dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int device_id) {
     dlt::imported im;
-    int rc = dlt::allocate_empty<Config, Scalar>(shape, DeviceType, device_id, ReadOnly, im);
+    int rc = dlt::allocate_empty<Config, Scalar>(shape, ndim, DeviceType, device_id, ReadOnly, im);
     if (rc > 0) throw std::invalid_argument(dlt::empty_shape_message);
     if (rc < 0) throw error_already_set();
     object owner = reinterpret_steal<object>(im.owner.release());

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "config.h"
@@ -95,6 +96,40 @@ inline void contiguous_strides(const int64_t *shape, size_t ndim, char order, in
         for (size_t i = ndim; i-- > 0;) { strides[i] = step; step *= shape[i]; }
     }
 }
+
+/// Copies the elements of `shape[0..ndim)` that lie densely at `src` in `order` ('F': column-major, else
+/// row-major), `itemsize` bytes each, into `dst` laid out with the element `strides`: one `memcpy` when
+/// those strides are `order`'s contiguous ones, else element by element (`copy_of()` into a tensor whose
+/// framework allocated another layout).
+DLTENSOR_CORE void copy_dense_into(const void *src, char order, void *dst, const int64_t *shape,
+                                   const int64_t *strides, size_t ndim, size_t itemsize) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    int64_t count = 1, dense[dlpack::max_ndim];
+    contiguous_strides(shape, ndim, order, dense);
+    bool same = true;
+    for (size_t i = 0; i < ndim; ++i) {
+        count *= shape[i];
+        same = same && (shape[i] == 1 || strides[i] == dense[i]);
+    }
+    if (count == 0) return;
+    if (same) { std::memcpy(dst, src, (size_t) count * itemsize); return; }
+    const char *from = static_cast<const char *>(src);
+    char *to = static_cast<char *>(dst);
+    int64_t index[dlpack::max_ndim] = {}, offset = 0;  // `offset`: the current element's, in elements of dst
+    for (int64_t k = 0; k < count; ++k) {
+        std::memcpy(to + offset * (int64_t) itemsize, from + k * (int64_t) itemsize, itemsize);
+        for (size_t j = 0; j < ndim; ++j) {  // the next element in `order`: the fastest dimension first
+            const size_t d = order == 'F' ? j : ndim - 1 - j;
+            if (++index[d] < shape[d]) { offset += strides[d]; break; }
+            offset -= strides[d] * (shape[d] - 1);
+            index[d] = 0;
+        }
+    }
+}
+#else
+;
+#endif
 
 /// The same elements with every stride made non-negative: `out` views the same memory from its lowest
 /// address (`strides` receives the strides, `t.ndim` entries; shape is shared with `t`), and

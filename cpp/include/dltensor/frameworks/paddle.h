@@ -184,12 +184,12 @@ DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept
 ;
 #endif
 
-/// `empty()` through `paddle.Tensor`'s exchange API allocator (row-major), on any device Paddle has.
-DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char, bool, imported &out) noexcept
+/// `empty()` through `paddle.Tensor`'s exchange API allocator, in `order`, on any device Paddle has.
+DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool, imported &out) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
     if (!has_dtype(dtype)) return -1;
-    return allocate_through_exchange_api(process::get().api, dtype, ndim, device, out);
+    return allocate_through_exchange_api(process::get().api, dtype, ndim, device, order, out);
 }
 #else
 ;

@@ -141,13 +141,13 @@ DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     return export_to_exchange_framework(fast_paths_enabled() ? torch_exchange_api() : nullptr, "torch", h, copy);
 }
 
-/// `empty()` through `torch.Tensor`'s exchange API allocator, on any device (row-major); also what other
+/// `empty()` through `torch.Tensor`'s exchange API allocator, on any device, in `order`; also what other
 /// frameworks' tensors on non-CPU devices are allocated with (registry.h).
-DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char, bool, imported &out) noexcept
+DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool, imported &out) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
     if (is_float8_code(dtype.code) && !torch_has_dtype(small_float_name(dtype.code))) return -1;  // TypeError set
-    return allocate_through_exchange_api(torch_exchange_api(), dtype, ndim, device, out);
+    return allocate_through_exchange_api(torch_exchange_api(), dtype, ndim, device, order, out);
 }
 #else
 ;
