@@ -104,7 +104,11 @@ void init_allocation(py::module_ &parent) {
     });
     // A run-time rank (array_t's `array_t<T>(std::vector<ssize_t>)`), possibly with negative extents.
     m.def("empty_signed", [](const std::vector<int64_t> &shape) {
-        return py::dltensor<py::numpy, float>::empty(shape);
+        // snippet: run_time_rank
+        const std::vector<py::ssize_t> dims(shape.begin(), shape.end());  // a rank known only at run time
+        auto out = py::dltensor<py::numpy, float>::empty(dims);  // array_t<float>(dims); negative: ValueError
+        // end snippet
+        return out;
     });
     m.def("copy_of_signed", [](const std::vector<int64_t> &shape) {
         const float data[256] = {};  // enough for the shapes the tests give
@@ -117,6 +121,35 @@ void init_allocation(py::module_ &parent) {
         dlt::copy_dense_into(src.data(), order.at(0), dst.data(), shape.data(), strides.data(), shape.size(),
                              sizeof(double));
         return dst;
+    });
+    // array_t's resize() to fewer rows: allocate for the most, fill `produced` rows, return those.
+    m.def("shrunk_numpy", [](size_t most, size_t produced) {
+        using Frames = py::dltensor<py::numpy, float, py::ndim<2>, py::c_contig>;
+        // snippet: shrink
+        auto out = Frames::empty({most, 2});  // room for the most frames the call may produce
+        for (size_t i = 0; i < produced; ++i)
+            for (size_t j = 0; j < 2; ++j) out(i, j) = (float) (10 * i + j);
+        return out.leading(produced);  // array_t's out.resize({produced, 2}): a view of the first rows
+        // end snippet
+    });
+    m.def("shrunk_pytorch", [](size_t most, size_t produced) {
+        auto out = py::dltensor<py::pytorch, float, py::ndim<2>>::empty({most, 2});
+        for (size_t i = 0; i < produced; ++i)
+            for (size_t j = 0; j < 2; ++j) out(i, j) = (float) (10 * i + j);
+        return out.leading(produced);
+    });
+    m.def("shrunk_owned", [](size_t most, size_t produced) {
+        auto *data = new float[most];
+        for (size_t i = 0; i < most; ++i) data[i] = (float) i;
+        py::dltensor<py::numpy, float, py::ndim<1>> full(data, {most}, tb::counting_owner(data));
+        return full.leading(produced);
+    });
+    m.def("shrunk_none", [](size_t most, size_t produced) {
+        return py::dltensor<float, py::ndim<1>>::copy_of(std::vector<float>(most, 1.0f)).leading(produced);
+    });
+    m.def("shrunk_scalar", [] {
+        const float v = 1;
+        return py::dltensor<py::numpy, float>::copy_of(&v, {}).leading(0);
     });
     m.def("empty_rank_mismatch", [](const std::vector<size_t> &shape) { return Out2::empty(shape); });
 }

@@ -128,3 +128,47 @@ def test_copy_into_another_layout_places_every_element_by_its_strides(backend_mo
         index = index if order == "C" else index[::-1]
         want[sum(i * s for i, s in zip(index, strides))] = float(k)
     assert got == want
+
+
+# ---- leading(rows): array_t's resize() to fewer rows ------------------------------------------------------
+
+def test_leading_rows_are_a_view_of_the_full_allocation(backend_module):
+    out = backend_module.allocation.shrunk_numpy(8, 3)
+    np.testing.assert_array_equal(out, [[0, 1], [10, 11], [20, 21]])
+    assert not out.flags.owndata and out.base is not None
+    base = out.base
+    while getattr(base, "base", None) is not None and not isinstance(base, np.ndarray):
+        base = base.base
+    assert isinstance(base, np.ndarray) and base.shape == (8, 2), type(base)
+    assert out.flags.c_contiguous and out.flags.writeable
+
+
+def test_leading_rows_of_a_pytorch_result(backend_module):
+    torch = pytest.importorskip("torch")
+    out = backend_module.allocation.shrunk_pytorch(5, 2)
+    assert isinstance(out, torch.Tensor) and out.shape == (2, 2)
+    assert out.tolist() == [[0, 1], [10, 11]]
+
+
+def test_leading_rows_keep_the_owner_until_the_view_goes(backend_module):
+    import gc
+    before = backend_module.common.owner_frees()
+    out = backend_module.allocation.shrunk_owned(6, 4)
+    np.testing.assert_array_equal(out, [0, 1, 2, 3])
+    gc.collect()
+    assert backend_module.common.owner_frees() == before
+    del out
+    gc.collect()
+    assert backend_module.common.owner_frees() == before + 1
+
+
+def test_leading_rows_without_a_framework_and_all_or_none_of_them(backend_module):
+    assert np.from_dlpack(backend_module.allocation.shrunk_none(4, 4)).tolist() == [1, 1, 1, 1]
+    assert np.from_dlpack(backend_module.allocation.shrunk_none(4, 0)).shape == (0,)
+
+
+def test_more_leading_rows_than_allocated_or_of_a_0d_tensor_is_an_error(backend_module):
+    with pytest.raises(IndexError, match="5 rows of a tensor of 4"):
+        backend_module.allocation.shrunk_none(4, 5)
+    with pytest.raises(ValueError, match="has no dimensions"):
+        backend_module.allocation.shrunk_scalar()

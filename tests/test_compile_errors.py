@@ -46,6 +46,9 @@ CASES = {
                           "py::dltensor<py::numpy, float, py::ndim<1>>::copy_of(r); }", "a container of rows makes a 2-D"),
     "adopt element type": ("#include <vector>\nauto f(std::vector<double> v) { return py::dltensor<py::numpy, "
                            "float, py::ndim<1>>::adopt(std::move(v)); }", "elements must be the tensor's dtype"),
+    "resize names leading": ("void f(py::dltensor<float, py::ndim<2>> a) { a.resize(3); }", "return t.leading(rows)"),
+    "leading of f_contig": ("auto f(py::dltensor<py::numpy, float, py::ndim<2>, py::f_contig> a) { return "
+                            "a.leading(1); }", "the leading rows of an f_contig tensor are not F-contiguous"),
 }
 
 # What compiles without a warning (-Werror): element strides however spelled, an explicit "no owner".

@@ -9,6 +9,7 @@
 //   copy_of(data, shape)         a new tensor holding a copy of `data`, made now (array_t(n, ptr))
 //   copy_of(v), copy_of(rows)    the same, of a container (1-D) or a container of equal-length rows (2-D:
 //                                array_t(py::cast(vector<vector<T>>)); no rows: shape (0, 0))
+//   leading(rows)       a view of the first rows, keeping the owner (array_t's resize() to fewer rows)
 //
 // Out-of-range indices throw `std::out_of_range` (IndexError in Python). Members of array_t with no
 // equivalent (`request()`, byte `strides()`, ...) are compile errors that name the replacement.
@@ -245,6 +246,31 @@ public:
         }
     }
 
+    /// pybind11's `array_t::resize()` to fewer rows, for code that allocates for the most it may produce and
+    /// fills fewer: a view of the first `rows` entries along the first axis, over the same memory (no copy),
+    /// that keeps its owner. Returned to Python it is a view: NumPy's `.base` is the full allocation and
+    /// `owndata` is false. Throws `std::out_of_range` when `rows` exceeds `shape(0)`, `std::invalid_argument`
+    /// for a 0-d tensor. Not for `f_contig` tensors, whose leading rows are not column-major.
+    Derived leading(size_t rows) const {
+        static_assert((char) Derived::Config::Order::value != 'F',
+                      "py::dltensor::leading(): the leading rows of an f_contig tensor are not F-contiguous; "
+                      "allocate C order (or no order) to shrink along the first axis");
+        const Derived &t = self();
+        const size_t nd = t.ndim();
+        if (nd == 0) throw std::invalid_argument("py::dltensor::leading(): the tensor has no dimensions");
+        if (rows > t.shape(0))
+            throw std::out_of_range("py::dltensor::leading(): " + std::to_string(rows) + " rows of a tensor of " +
+                                    std::to_string(t.shape(0)));
+        size_t shape[dlpack::max_ndim];
+        int64_t strides[dlpack::max_ndim];
+        for (size_t i = 0; i < nd; ++i) {
+            shape[i] = t.shape(i);
+            strides[i] = t.stride(i);
+        }
+        shape[0] = rows;
+        return Derived(t.data(), nd, shape, t.memory_owner(), strides, t.dtype(), t.device_type(), t.device_id());
+    }
+
     // array_t members with no equivalent: compile errors that name the replacement.
     template <typename... T> void request(T...) const {
         static_assert(dependent_false<T...>, "py::dltensor has no request()/buffer_info: read data(), ndim(), "
@@ -270,8 +296,10 @@ public:
         static_assert(dependent_false<T...>, "py::dltensor has no index_at(): use data(i, j) - data() (elements)");
     }
     template <typename... T> void resize(T...) const {
-        static_assert(dependent_false<T...>, "py::dltensor has no resize(): allocate the result with "
-                                             "empty(shape), or copy_of(data, shape)");
+        static_assert(dependent_false<T...>, "py::dltensor has no resize(): to shrink a result to its first "
+                                             "rows, return t.leading(rows) (a view that keeps the allocation); "
+                                             "to grow one, allocate anew with empty(shape) or copy_of(data, "
+                                             "shape)");
     }
     template <typename... T> void reshape(T...) const {
         static_assert(dependent_false<T...>, "py::dltensor has no reshape(): construct a view with the new "

@@ -293,6 +293,11 @@ public:
     /// The same with `ndim` extents at `shape`.
     static dltensor empty(size_t ndim, const size_t *shape, int device_id = 0);
 
+    /// What keeps this tensor's memory alive, for a view of it (`leading()`): its owner; a capsule holding
+    /// its nanobind handle when only nanobind knows the owner (adopted from a plain nb::ndarray); empty for
+    /// owner-less memory.
+    object memory_owner() const;
+
     /// Wraps the tensor in a Python object of the annotated framework (see `dltensor_framework`).
     auto cast(rv_policy rvp = rv_policy::automatic, class handle parent = {}) const;
 
@@ -522,6 +527,13 @@ public:
 };
 
 NAMESPACE_END(detail)
+
+template <typename... Args> object dltensor<Args...>::memory_owner() const {
+    if (m_owner_known || !this->is_valid()) return borrow(handle(m_owner));
+    PyObject *keeper = detail::handle_keeper::capsule(this->handle());
+    if (!keeper) throw python_error();
+    return steal(keeper);
+}
 
 template <typename... Args>
 dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int device_id) {

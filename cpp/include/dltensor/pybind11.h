@@ -306,6 +306,12 @@ public:
     /// The same with `ndim` extents at `shape`.
     static dltensor empty(size_t ndim, const size_t *shape, int device_id = 0);
 
+    /// What keeps this tensor's memory alive, for a view of it (`leading()`): its owner; empty for owner-less
+    /// memory.
+    object memory_owner() const {
+        return m_handle && m_handle->owner() ? reinterpret_borrow<object>(m_handle->owner()) : object();
+    }
+
     /// Wraps the tensor in a Python object of the annotated framework.
     object cast(return_value_policy policy = return_value_policy::automatic, pybind11::handle parent = {}) const;
 
