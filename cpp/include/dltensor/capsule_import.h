@@ -67,12 +67,9 @@ private:
     dlpack::ManagedTensorVersioned *mt_ = nullptr;
 };
 
-/// Reads a DLPack capsule ("dltensor" or "dltensor_versioned") and, when its tensor is valid and
-/// satisfies `r`, takes ownership: `out` receives the view and an owner, and the capsule is marked used.
-/// Anything else leaves the capsule untouched. `immutable`: the source forbids writes regardless of flags.
-/// `adopt`: the capsule is a `__dlpack__` result held only by the caller, which may keep it as the owner.
-inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool immutable, bool adopt,
-                               imported &out) noexcept {
+/// import_capsule() without the free-threaded build's lock on the capsule.
+inline mismatch import_capsule_unlocked(PyObject *capsule, const requirements &r, bool immutable, bool adopt,
+                                        imported &out) noexcept {
     const char *name = PyCapsule_GetName(capsule);
     if (!name) { PyErr_Clear(); return mismatch::invalid; }
     bool versioned;
@@ -128,6 +125,25 @@ inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool im
     dlpack::copy_view(out.tensor, *t);
     out.owner = std::move(owner);
     return mismatch::none;
+}
+
+/// Reads a DLPack capsule ("dltensor" or "dltensor_versioned") and, when its tensor is valid and
+/// satisfies `r`, takes ownership: `out` receives the view and an owner, and the capsule is marked used.
+/// Anything else leaves the capsule untouched. `immutable`: the source forbids writes regardless of flags.
+/// `adopt`: the capsule is a `__dlpack__` result held only by the caller, which may keep it as the owner.
+/// On free-threaded builds the check and the consumption are one step under the capsule's critical
+/// section, so that of threads passing one capsule at once exactly one consumes it.
+inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool immutable, bool adopt,
+                               imported &out) noexcept {
+#ifdef Py_GIL_DISABLED
+    mismatch m;
+    Py_BEGIN_CRITICAL_SECTION(capsule);
+    m = import_capsule_unlocked(capsule, r, immutable, adopt, out);
+    Py_END_CRITICAL_SECTION();
+    return m;
+#else
+    return import_capsule_unlocked(capsule, r, immutable, adopt, out);
+#endif
 }
 
 /// Undoes import_capsule()'s consumption of the caller's raw `capsule`, whose tensor `owner` (the owner it
