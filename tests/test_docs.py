@@ -162,3 +162,31 @@ def test_readme_ci_times_are_the_recorded_measurement():
     expected = setup_times.render(json.loads(setup_times.TIMES.read_text()),
                                   json.loads(setup_times.BENCH_TIME.read_text()))
     assert setup_times.block((ROOT / "README.md").read_text()) == expected
+
+
+PYTORCH_INDEX = " --index-url https://download.pytorch.org/whl/cpu"
+
+
+def readme_commands() -> list:
+    """The one-line commands of README's `sh` blocks."""
+    text = (ROOT / "README.md").read_text()
+    return [line for block in re.findall(r"^```sh\n(.*?)^```", text, flags=re.S | re.M)
+            for line in block.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("run", ["python bench/run.py", "python -m pytest"])
+def test_readme_prints_each_setup_command_with_and_without_pytorchs_index(run):
+    # Set up's commands 1 and 2, each with PyTorch's CPU index and in the PyPI-only form (the same line
+    # without the option), which is what .ci/run installs torch with.
+    commands = [c for c in readme_commands() if c.startswith("python3 -m venv .venv") and c.endswith(f"&& {run}")]
+    with_index = [c for c in commands if PYTORCH_INDEX in c]
+    assert len(with_index) == 1, commands
+    assert with_index[0].replace(PYTORCH_INDEX, "") in commands, f"no PyPI-only form of {with_index[0]}"
+    assert len(commands) == 2, commands
+    torch_install = re.search(r"pip install (torch==\S+)", with_index[0]).group(1)
+    assert re.search(rf"pip install --quiet {re.escape(torch_install)}$", (ROOT / ".ci" / "run").read_text(), re.M)
+
+
+def test_readme_says_how_to_tell_which_setup_form_applies():
+    readme = (ROOT / "README.md").read_text()
+    assert "`pip config list`" in readme and "PyPI-only form" in readme and "torch.version.cuda" in readme
