@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import venv
 import zipfile
 from pathlib import Path
@@ -29,7 +30,7 @@ MODULES = ("downstream_package_nanobind", "downstream_package_pybind11")
 
 
 def _timed(what, cmd, **kwargs):
-    import time
+    """run(cmd), with a line to the terminal when it starts and one with its wall time when it ends."""
     start = time.monotonic()
     _progress(f"[dltensor] {what} ...")
     out = run(cmd, **kwargs)
