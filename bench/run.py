@@ -17,6 +17,7 @@ any tensor work. Progress (builds, one line per row) goes to stderr; the table t
 import argparse
 import json
 import importlib
+import os
 import statistics
 import sys
 import time
@@ -358,10 +359,22 @@ def conjugate_note(nb, tvm):
             f"without checking the bits).")
 
 
+def load_text():
+    """The machine's 1, 5 and 15-minute load averages now: under what load a time was taken."""
+    return "load average " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+# Command 1 installs the bench extra, which has no paddlepaddle: its table has no paddle rows.
+PADDLE_NOTE = ("The `paddle:` rows are measured only where PaddlePaddle is installed: the bench extra "
+               "(README's command 1) does not install it, so command 1's table has no paddle rows "
+               "(`pip install paddlepaddle` adds them; the test extra has it).")
+
+
 def markdown(rows, header):
     cols = [c for c in COLUMNS if any(c in r for _, r in rows)]
     ratios = [(name, other, ours) for name, other, ours in RATIOS if any(other in r for _, r in rows)]
-    lines = [header, "", LEGEND, "",
+    paddle = [PADDLE_NOTE, ""] if any(case.startswith("paddle:") for case, _ in rows) else []
+    lines = [header, "", LEGEND, "", *paddle,
              "| case | " + " | ".join(name for name, _, _ in ratios) + " | " + " | ".join(cols) +
              " | py::dltensor / floor |",
              "|---|" + "---:|" * (len(ratios) + len(cols) + 1)]
@@ -416,11 +429,13 @@ def main(argv=None):
     run = "quick run, indicative only" if args.quick else "full run"
 
     started = time.monotonic()
+    load_started = load_text()
     nb, pb, tvm = load_modules()
     progress(f"[bench] measuring {row_count()} rows ({run}: median of {repeat} x {number} calls per cell)")
     rows = measure(nb, pb, tvm, number, repeat)
     table = markdown(rows, f"Per-call cost in ns, median of {repeat} x {number} calls "
-                           f"({'quick' if args.quick else 'full'} run).")
+                           f"({'quick' if args.quick else 'full'} run; {load_started} at the start, "
+                           f"{load_text()} at the end).")
     table += "\n\n" + goals_markdown(rows)
     note = conjugate_note(nb, tvm)
     if note:
@@ -433,7 +448,9 @@ def main(argv=None):
     print(f"\nsaved {out / (stem + '.md')}")
     plot(rows, out / f"{stem}.png", run)
     if record:  # the main job's own time, for README's table of how long things take (tests/setup_times.py)
-        times = {"python bench/run.py": round(time.monotonic() - started), "recorded": time.strftime("%Y-%m-%d")}
+        # with the 1, 5 and 15-minute load averages at its end: under what load the time was taken
+        times = {"python bench/run.py": round(time.monotonic() - started), "recorded": time.strftime("%Y-%m-%d"),
+                 "load": [round(x, 2) for x in os.getloadavg()]}
         (HERE / "results" / "bench_time.json").write_text(json.dumps(times, indent=1) + "\n")
     if args.update_readme:
         readme = HERE.parent / "README.md"

@@ -62,7 +62,8 @@ PATHS = _selection("DLTENSOR_PATHS", ALL_PATHS)
 # here, by file; the default run includes them.
 SLOW_FILES = ["test_python_versions.py", "test_examples.py", "test_package.py", "test_leaks.py",
               "test_stubgen.py", "test_mutation.py", "test_compile_errors.py", "test_lifecycle.py",
-              "test_robustness_table.py", "test_subinterpreters.py", "test_free_threaded.py"]
+              "test_robustness_table.py", "test_subinterpreters.py", "test_downstream_package.py",
+              "test_release.py", "test_free_threaded.py"]
 
 
 _modules = {}
@@ -77,7 +78,8 @@ SANITIZER_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=undefined 
 # sanitized run leaves them out, since they would run exactly as in the plain run.
 UNSANITIZED_FILES = ["test_docs.py", "test_guide.py", "test_robustness_table.py", "test_python_versions.py",
                      "test_package.py", "test_examples.py", "test_compile_errors.py", "test_stubgen.py",
-                     "test_mutation.py", "test_subinterpreters.py", "test_free_threaded.py"]
+                     "test_mutation.py", "test_subinterpreters.py", "test_downstream_package.py",
+                     "test_release.py", "test_free_threaded.py"]
 collect_ignore = UNSANITIZED_FILES if SANITIZE else []
 
 

@@ -5,6 +5,10 @@
     python tests/setup_times.py --write                            # rewrites the README block
 
 `tests/test_docs.py` checks that README.md's block is the rendering of bench/results/ci_times.json.
+
+Each time says under what load it was taken: a step is recorded as {"seconds": s, "load": [the 1, 5 and
+15-minute load averages at its end]} (.ci/run), the full benchmark with "load" beside its seconds
+(bench/run.py --record). Older records hold bare seconds and no load: they render as "load not recorded".
 """
 import json
 import sys
@@ -21,18 +25,41 @@ def minutes(seconds: int) -> str:
     return f"{seconds} s" if seconds < 90 else f"{seconds / 60:.1f} minutes"
 
 
+NOT_RECORDED = "load not recorded"
+
+
+def step_record(value) -> tuple:
+    """(seconds, load or None) of one recorded step: {"seconds": s, "load": [...]}, or an older bare s."""
+    if isinstance(value, dict):
+        return value["seconds"], value.get("load")
+    return value, None
+
+
+def load_text(load) -> str:
+    """The 1, 5 and 15-minute load averages as README shows them, or that none was recorded."""
+    if not load:
+        return NOT_RECORDED
+    return "load average " + ", ".join(f"{x:.1f}" for x in load)
+
+
 def render(times: dict, bench: dict) -> str:
+    records = {step: step_record(v) for step, v in times.items()}
+    seconds = {step: s for step, (s, _) in records.items()}
     lines = ["Wall times of each `.ci/run` step in a clean clone on a 2-core machine (recorded in "
              "`bench/results/ci_times.json` by `DLTENSOR_CI_TIMES=... bash .ci/run`, rendered by "
              "`python tests/setup_times.py --write`); the first run of each includes its builds, later runs "
-             "are incremental:", "", "| step | time |", "|---|---|"]
-    for step, seconds in times.items():
-        lines.append(f"| `{step}` | {minutes(seconds)} |")
-    lines.append(f"| all of `.ci/run` | {minutes(sum(times.values()))} |")
+             "are incremental. *Load*: the machine's 1, 5 and 15-minute load averages when the step ended "
+             "(2 cores: above 2, other work was competing for them):", "",
+             "| step | time | load |", "|---|---|---|"]
+    for step, (s, load) in records.items():
+        lines.append(f"| `{step}` | {minutes(s)} | {load_text(load)} |")
+    lines.append(f"| all of `.ci/run` | {minutes(sum(seconds.values()))} | see each step |")
+    times = seconds
     full = bench["python bench/run.py"]
     lines += ["", "The two commands above, from the same steps (the full benchmark's own wall time, its builds "
               "included but for apache-tvm-ffi's module, which tvm-ffi caches after a machine's first build; "
-              f"recorded by `python bench/run.py --record` on {bench['recorded']}):", "",
+              f"recorded by `python bench/run.py --record` on {bench['recorded']}, "
+              f"{load_text(bench.get('load'))}{' at its end' if bench.get('load') else ''}):", "",
               "| command | steps | time |", "|---|---|---|",
               f"| 1. the main job | `pip install torch`, `pip install .[bench]`, `python bench/run.py` (full run: "
               f"{minutes(full)}) | "

@@ -162,3 +162,85 @@ def test_readme_ci_times_are_the_recorded_measurement():
     expected = setup_times.render(json.loads(setup_times.TIMES.read_text()),
                                   json.loads(setup_times.BENCH_TIME.read_text()))
     assert setup_times.block((ROOT / "README.md").read_text()) == expected
+
+
+PYTORCH_INDEX = " --index-url https://download.pytorch.org/whl/cpu"
+
+
+def readme_commands() -> list:
+    """The one-line commands of README's `sh` blocks."""
+    text = (ROOT / "README.md").read_text()
+    return [line for block in re.findall(r"^```sh\n(.*?)^```", text, flags=re.S | re.M)
+            for line in block.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("run", ["python bench/run.py", "python -m pytest"])
+def test_readme_prints_each_setup_command_with_and_without_pytorchs_index(run):
+    # Set up's commands 1 and 2, each with PyTorch's CPU index and in the PyPI-only form (the same line
+    # without the option), which is what .ci/run installs torch with.
+    commands = [c for c in readme_commands() if c.startswith("python3 -m venv .venv") and c.endswith(f"&& {run}")]
+    with_index = [c for c in commands if PYTORCH_INDEX in c]
+    assert len(with_index) == 1, commands
+    assert with_index[0].replace(PYTORCH_INDEX, "") in commands, f"no PyPI-only form of {with_index[0]}"
+    assert len(commands) == 2, commands
+    torch_install = re.search(r"pip install (torch==\S+)", with_index[0]).group(1)
+    assert re.search(rf"pip install --quiet {re.escape(torch_install)}$", (ROOT / ".ci" / "run").read_text(), re.M)
+
+
+def test_readme_says_how_to_tell_which_setup_form_applies():
+    readme = (ROOT / "README.md").read_text()
+    assert "`pip config list`" in readme and "PyPI-only form" in readme and "torch.version.cuda" in readme
+
+
+def bench_run():
+    """bench/run.py as a module (its legend and notes; nothing is measured on import)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def readme_bench_block() -> str:
+    text = (ROOT / "README.md").read_text()
+    return text.split("<!-- bench:begin -->", 1)[1].split("<!-- bench:end -->", 1)[0]
+
+
+def test_readme_benchmark_table_says_command_1_makes_no_paddle_rows():
+    block, run = readme_bench_block(), bench_run()
+    assert run.LEGEND in block
+    assert "\n| paddle: " in block, "the recorded table has paddle rows: this test checks their note"
+    assert run.PADDLE_NOTE in block
+    bench_extra = __import__("tomllib").loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["bench"]
+    assert not [r for r in bench_extra if r.startswith("paddle")], "the note says the bench extra has no paddlepaddle"
+
+
+def test_readme_benchmark_table_says_under_what_load_it_was_measured():
+    header = readme_bench_block().strip().splitlines()[0]
+    assert header.startswith("Per-call cost in ns") and ("load average" in header or "load not recorded" in header)
+
+
+def test_setup_times_renders_each_steps_load_and_old_records_as_not_recorded():
+    import setup_times
+    bench = {"python bench/run.py": 62, "recorded": "2026-12-02"}
+    times = {"pip install torch": {"seconds": 20, "load": [3.25, 2.0, 1.5]}, "pip install .[test]": 60,
+             "python -m pytest": {"seconds": 1000, "load": [2.0, 2.0, 2.0]}, "pip install .[bench]": 8}
+    text = setup_times.render(times, dict(bench, load=[1.0, 0.5, 0.25]))
+    assert "| `pip install torch` | 20 s | load average 3.2, 2.0, 1.5 |" in text
+    assert "| `pip install .[test]` | 60 s | load not recorded |" in text
+    assert "| all of `.ci/run` | 18.1 minutes |" in text
+    assert "2026-12-02, load average 1.0, 0.5, 0.2 at its end" in text
+    assert "2026-12-02, load not recorded" in setup_times.render(times, bench)
+
+
+def test_ci_run_records_each_steps_seconds_and_load(tmp_path):
+    # The recorder .ci/run's step() runs, run here on a file: its output is what setup_times renders.
+    import json
+    import setup_times
+    script = re.search(r"python3 -c '([^']*)' \\\n\s*\"\$TIMES\"", (ROOT / ".ci" / "run").read_text()).group(1)
+    times = tmp_path / "times.json"
+    times.write_text("{}")
+    subprocess.run(["python3", "-c", script, str(times), "pip install torch", "21"], check=True)
+    (record,) = json.loads(times.read_text()).values()
+    assert record["seconds"] == 21 and len(record["load"]) == 3
+    assert setup_times.step_record(record) == (21, record["load"])

@@ -18,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "migration.md"
 README = ROOT / "README.md"
+REFERENCE = ROOT / "docs" / "reference.md"  # quotes the downstream package (§1); its other blocks are not quotes
 EXAMPLES = ROOT / "cpp" / "examples"
 
 MARKER = re.compile(r"^(?P<indent>[ \t]*)<!-- snippet: (?P<path>\S+)(?: (?P<name>\S+))? -->$")
@@ -90,7 +91,7 @@ def test_every_code_block_is_quoted_from_a_source(doc):
     assert not unquoted, f"code blocks without a <!-- snippet: --> marker: {unquoted}"
 
 
-@pytest.mark.parametrize("line, path, name, text", quotes(GUIDE) + quotes(README),
+@pytest.mark.parametrize("line, path, name, text", quotes(GUIDE) + quotes(README) + quotes(REFERENCE),
                          ids=lambda v: str(v) if isinstance(v, int) else None)
 def test_quote_matches_its_source(line, path, name, text):
     assert text == quoted_text(path, name), f"quote at line {line} differs from {path} {name or ''}"
@@ -116,6 +117,12 @@ def test_readme_links_the_guide_and_shows_the_quickstart():
     assert any(path == "cpp/examples/quickstart.cpp" for _, path, _, _ in quotes(README))
 
 
+def test_readme_and_reference_quote_the_downstream_package():
+    for doc in (README, REFERENCE):
+        quoted = {path for _, path, _, _ in quotes(doc)}
+        assert {"tests/downstream_package/pyproject.toml", "tests/downstream_package/CMakeLists.txt"} <= quoted, doc
+
+
 def write(doc: Path) -> bool:
     """Rewrites every quoted block of `doc` from its source; True when something changed."""
     old = doc.read_text()
@@ -132,5 +139,5 @@ def write(doc: Path) -> bool:
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
         sys.exit(__doc__)
-    for d in (GUIDE, README):
+    for d in (GUIDE, README, REFERENCE):
         print(f"{d.relative_to(ROOT)}: {'rewritten' if write(d) else 'up to date'}")

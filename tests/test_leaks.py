@@ -1,12 +1,15 @@
 """Leaks: 100,000-call loops over every import and export path, with tracemalloc (Python allocations)
-and the resident set size (everything else) measured after a warm-up."""
+and the resident set size (everything else) measured after a warm-up. The file takes minutes: each case
+prints a line when it starts and when it ends, to the terminal, also under pytest's capture."""
 import array
 import gc
+import time
 import tracemalloc
 
 import numpy as np
 import pytest
 
+from cmake_build import _progress
 from conftest import SANITIZE
 from producer import Exporter, capsule
 
@@ -59,9 +62,11 @@ PATHS = {
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
-def test_100k_calls_do_not_leak(m, path):
+def test_100k_calls_do_not_leak(m, path, request):
     fn = PATHS[path]
     calls = SLOW_CALLS if path in SLOW_PATHS else CALLS
+    start = time.monotonic()
+    _progress(f"[dltensor] test_leaks [{request.node.callspec.id}]: {WARMUP} + {calls} calls ...")
     for _ in range(WARMUP):
         fn(m)
     gc.collect()
@@ -82,6 +87,8 @@ def test_100k_calls_do_not_leak(m, path):
     if path in COUNTED_DELETERS:  # every producer deleter run exactly once
         assert m.common.deleter_calls() - deleters0 == calls
     print(f"\n{path}: {calls} calls, traced {traced} B, rss {rss / 1024:.0f} KiB")
+    _progress(f"[dltensor] test_leaks [{request.node.callspec.id}]: {time.monotonic() - start:.0f} s, "
+              f"traced {traced} B, rss {rss / 1024:.0f} KiB")
     assert traced < TRACED_LIMIT, f"{path}: {traced} B of Python memory retained"
     if not SANITIZE:  # AddressSanitizer's quarantine holds freed memory by design
         assert rss < RSS_LIMIT, f"{path}: RSS grew by {rss} B"

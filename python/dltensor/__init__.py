@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .explain import explain, refusals
 
+# The one place the version is written: pyproject.toml and CMakeLists.txt read this line (tests/test_release.py).
 __version__ = "0.1.0"
 __all__ = ["include_dir", "cmake_dir", "explain", "refusals", "__version__"]
 
