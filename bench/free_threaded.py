@@ -51,8 +51,8 @@ def numpy_path(python: str, build: Path):
         return []
     target = build / "site"
     if not (target / "numpy").is_dir():
-        subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target",
-                        str(target), "numpy"], check=True, env=env)
+        subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--only-binary",
+                        ":all:", "--target", str(target), "numpy"], check=True, env=env)
     return [str(target)]
 
 

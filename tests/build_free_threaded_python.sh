@@ -30,7 +30,7 @@ PYTHON="$PREFIX/bin/python${VERSION}t"
 
 say() { echo "[python $VARIANT] $*" >&2; }
 
-if [ -x "$PYTHON" ] && "$PYTHON" -c 'import sys, ssl; sys.exit(0 if not sys._is_gil_enabled() else 1)' 2>/dev/null; then
+if [ -x "$PYTHON" ] && "$PYTHON" -c 'import sys, ssl, pip; sys.exit(0 if not sys._is_gil_enabled() else 1)' 2>/dev/null; then
     say "already built: $PYTHON"
     echo "$PYTHON"
     exit 0
@@ -73,7 +73,8 @@ src=$(find "$WORK" -maxdepth 1 -mindepth 1 -type d -name "python$VERSION*" | hea
 say "configure --disable-gil ${CONFIGURE_EXTRA[*]} --prefix=$PREFIX"
 mkdir -p "$WORK/build"
 cd "$WORK/build"
-"$src/configure" --disable-gil "${CONFIGURE_EXTRA[@]}" --prefix="$PREFIX" --with-ensurepip=install \
+# Debian's source disables ensurepip (and drops its bundled wheels): pip is bootstrapped below from PyPI.
+"$src/configure" --disable-gil "${CONFIGURE_EXTRA[@]}" --prefix="$PREFIX" --with-ensurepip=no \
     >"$WORK/configure.log" 2>&1 || { tail -n 20 "$WORK/configure.log" >&2; exit 1; }
 say "make -j$(nproc) (progress every 200 lines; log: $WORK/make.log)"
 if ! make -j"$(nproc)" 2>&1 | tee "$WORK/make.log" |
@@ -84,6 +85,12 @@ fi
 say "make install"
 make install >"$WORK/install.log" 2>&1 || { tail -n 20 "$WORK/install.log" >&2; exit 1; }
 "$PYTHON" -c 'import sys, ssl; assert not sys._is_gil_enabled(); print(sys.version)' >&2
+say "pip, from PyPI's wheel (a pip wheel runs itself: python pip.whl/pip install pip.whl)"
+mkdir -p "$WORK/pip"
+python3 -m pip download --quiet --no-deps --only-binary :all: --dest "$WORK/pip" pip >&2
+wheel=$(ls "$WORK"/pip/pip-*.whl | head -n1)
+"$PYTHON" "$wheel/pip" install --quiet --no-index --root-user-action=ignore --disable-pip-version-check "$wheel" >&2
+"$PYTHON" -m pip --version >&2
 rm -rf "$WORK"
 say "built in $((SECONDS - start)) s: $PYTHON"
 echo "$PYTHON"

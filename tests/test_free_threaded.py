@@ -50,7 +50,8 @@ def python():
                            text=True, timeout=60, env=_env())
     assert probe.stdout.strip() == "False", probe.stdout + probe.stderr
     if subprocess.run([exe, "-c", "import numpy"], capture_output=True, env=_env(), timeout=120).returncode:
-        subprocess.run([exe, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "numpy"],
+        subprocess.run([exe, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--root-user-action=ignore",
+                        "--only-binary", ":all:", "numpy"],
                        check=True, timeout=900, env=_env())
     return exe
 
@@ -92,5 +93,6 @@ def test_many_threads_through_every_route_at_once(python, build):
     assert out[-1].startswith("ok "), proc.stdout
     rounds, growth = int(out[-1].split()[1]), float(out[-1].split("+")[1].split()[0])
     assert rounds >= THREADS, proc.stdout  # every thread ran at least a round
-    # Peak RSS over the threaded part: a leak of a tensor (or its handle) per round shows as hundreds of MiB.
-    assert growth < 200, proc.stdout
+    # Peak RSS over the threaded part (measured: +10 to +15 MiB for 30,000 to 180,000 rounds): a tensor or an
+    # array leaked per round shows as hundreds of MiB.
+    assert growth < 64, proc.stdout
