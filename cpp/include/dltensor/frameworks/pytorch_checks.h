@@ -320,8 +320,8 @@ inline bool torch_lazy_bits(PyObject *src, const torch_checks &c, const dlpack::
 /// `dtype` mismatch the tensor itself is (complex -> real would drop the imaginary part: never converted,
 /// whatever the parameter), recorded for the explanation. Decided on what the tensor is, before anything
 /// materializes it. `view`: its exchange-API view; without one (the `__dlpack__` route, before any export)
-/// the dtype is asked of `is_complex()` and `element_size()`, and `seen` (where given) receives it. Only
-/// called for lazy views: the accepting path never comes here.
+/// the dtype is asked of `is_complex()` and `element_size()` (with subclass dispatch off), and `seen`
+/// (where given) receives it. Only called for lazy views: the accepting path never comes here.
 DLTENSOR_REFUSAL_PATH mismatch torch_lazy_view(PyObject *src, const torch_checks &c, const requirements &r,
                                                const dlpack::Tensor *view, dlpack::DataType *seen) noexcept {
     if (r.dtype.bits == 0 || r.dtype.code == dlpack::complex_) return mismatch::lazy;  // no complex -> real
@@ -352,17 +352,16 @@ DLTENSOR_REFUSAL_PATH mismatch torch_lazy_view(PyObject *src, const torch_checks
 ///   is off (`mismatch::requires_grad`; the `with torch.no_grad(): update(param)` idiom).
 /// `check_conj`: also ask for the conjugate bit (only complex tensors can carry it). `requires_grad`:
 /// where given, receives the tensor's `requires_grad` (asked at most once per call). `view`: the exchange
-/// API's view of `src`, where the caller has one (the bits may then be read from the key set). `seen`: where
-/// given, receives the dtype of a lazy view refused for it without a view.
+/// API's view of `src`, where the caller has one (the bits may then be read from the key set; a lazy view's
+/// dtype is read from it: torch_lazy_view()). Without a view a lazy view is `lazy`, and the caller asks.
 DLTENSOR_CORE mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r, bool check_conj,
-                               bool *requires_grad = nullptr, const dlpack::Tensor *view = nullptr,
-                               dlpack::DataType *seen = nullptr) noexcept
+                               bool *requires_grad = nullptr, const dlpack::Tensor *view = nullptr) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
     torch_function_disabled guard(c.overrides_torch_function);
     bool neg, conj;
     torch_lazy_bits(src, c, view, check_conj, neg, conj);
-    if (neg || conj) return torch_lazy_view(src, c, r, view, seen);
+    if (neg || conj) return view ? torch_lazy_view(src, c, r, view, nullptr) : mismatch::lazy;
     if (r.read_only) {
         if (requires_grad) *requires_grad = c.needs_grad(src);
         return mismatch::none;
@@ -381,12 +380,18 @@ DLTENSOR_CORE mismatch torch_precheck(PyObject *src, const torch_checks &c, cons
 
 /// The public route's precheck (`__dlpack__`): torch_precheck(), and the object to export. PyTorch's
 /// `__dlpack__` refuses tensors that require grad, so for those `detached` receives `src.detach()` (a view
-/// of the same memory), to be exported instead of `src`; else it stays empty. `seen`: as torch_precheck()'s.
+/// of the same memory), to be exported instead of `src`; else it stays empty. A lazy view is refused before
+/// any export, its dtype asked (torch_lazy_view()); `seen` receives it where that decides the refusal.
 inline mismatch torch_dlpack_precheck(PyObject *src, const torch_checks &c, const requirements &r,
                                       py_ref &detached, dlpack::DataType &seen) noexcept {
     bool grad = false;
-    const mismatch m = torch_precheck(src, c, r, true, &grad, nullptr, &seen);
-    if (m != mismatch::none || !grad) return m;
+    const mismatch m = torch_precheck(src, c, r, true, &grad);
+    if (m != mismatch::none) {
+        if (m != mismatch::lazy) return m;
+        torch_function_disabled guard(c.overrides_torch_function);
+        return torch_lazy_view(src, c, r, nullptr, &seen);
+    }
+    if (!grad) return m;
     detached = call_method(src, "detach");
     if (!detached) {
         PyErr_Clear();
