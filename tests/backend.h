@@ -12,6 +12,7 @@
 
 #if defined(DLTENSOR_TEST_PYBIND11)
 #  include <dltensor/pybind11.h>
+#  include <pybind11/functional.h>
 #  include <pybind11/stl.h>
 namespace py = pybind11;
 #  define DLTENSOR_TEST_MODULE(name, m) PYBIND11_MODULE(name, m)
@@ -29,6 +30,7 @@ inline auto weak_referenceable() { return py::dynamic_attr(); }
 } // namespace tb
 #else
 #  include <dltensor/nanobind.h>
+#  include <nanobind/stl/function.h>
 #  include <nanobind/stl/optional.h>
 #  include <nanobind/stl/string.h>
 namespace py = nanobind;

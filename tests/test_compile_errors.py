@@ -1,8 +1,8 @@
 """Mistakes that must not compile, on both backends, each with a message that says what is wrong:
 `view<...>()` contradicting the tensor's annotations (dtype, shape), an annotation given twice, array_t's
 byte strides, array_t members that have no equivalent or would write through a read-only tensor, a tensor constructed
-without an owner (an error, a warning when allowed); and the warning on pybind11 headers included before
-dltensor's."""
+without an owner (an error, a warning when allowed, either at the call's line), a C++ standard older than
+C++17 (one error first, naming the flag); and the warning on pybind11 headers included before dltensor's."""
 import subprocess
 import sys
 import sysconfig
@@ -131,6 +131,49 @@ def test_tensor_without_owner_is_a_compile_error_that_names_the_safe_spellings(b
     assert "use-after-free" in proc.stderr and "copy_of" in proc.stderr and "adopt" in proc.stderr, proc.stderr[-3000:]
     assert "py::handle() as the owner" in proc.stderr and ".cast()" in proc.stderr, proc.stderr[-3000:]
     assert "DLTENSOR_ALLOW_OWNERLESS" in proc.stderr, proc.stderr[-3000:]
+
+
+def first(kind, stderr):
+    """The first line of the compiler's output that reports a `kind` ("error", "warning")."""
+    return next((line for line in stderr.splitlines() if f"{kind}:" in line), "")
+
+
+@pytest.mark.parametrize("system", [False, True], ids=["-I", "-isystem"])
+@pytest.mark.parametrize("form", ["braced shape", "ndim and pointer"])
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_tensor_without_owner_is_reported_at_the_line_of_the_call(backend, form, system):
+    # The error's own line names the user's source and the constructor call's line (not dltensor's header,
+    # nor the `.def(...)` that instantiated it), also from a system include directory (CMake's target) and
+    # from a lambda in a function template.
+    call = ("auto v = std::make_shared<std::vector<T>>(n);\n        return Out(v->data(), {v->size()});" if form == "braced shape"
+            else "std::vector<T> v(n); size_t k = n;\n        return Out(v.data(), 1, &k);")
+    code = ("#include <memory>\n#include <vector>\ntemplate <typename T> void bind(py::module_ &m) {\n"
+            "    using Out = py::dltensor<py::numpy, T, py::ndim<1>>;\n    m.def(\"make\", [](size_t n) {\n"
+            f"        {call}\n    }});\n}}\ntemplate void bind<float>(py::module_ &);\n")
+    source = PRELUDE[backend] + code
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "return Out(" in text)
+    proc = compile_snippet(backend, code, system=system)
+    assert proc.returncode != 0, proc.stderr[-3000:]
+    error = first("error", proc.stderr)
+    assert error.startswith(f"<stdin>:{line}:") and "use-after-free" in error, proc.stderr[-3000:]
+    proc = compile_snippet(backend, code, ["-DDLTENSOR_ALLOW_OWNERLESS"], system=system)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    warning = first("warning", proc.stderr)
+    assert warning.startswith(f"<stdin>:{line}:") and "use-after-free" in warning, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("system", [False, True], ids=["-I", "-isystem"])
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_older_cxx_standard_fails_first_with_the_flag_to_change(backend, system):
+    # A project that forces C++14 gets dltensor's one line first (naming the flags to change), before the
+    # hundreds of errors that C++17 code gives an older standard (nanobind's own check comes after it).
+    proc = compile_snippet(backend, "void f(py::dltensor<const float, py::ndim<1>> a) { (void) a; }",
+                           ["-std=c++14"], system=system)
+    assert proc.returncode != 0, proc.stderr[-3000:]
+    error = first("error", proc.stderr)
+    assert "dltensor needs C++17" in error and "-std=c++17" in error, proc.stderr[-3000:]
+    assert "cxx_std_17" in error and "CMAKE_CXX_STANDARD" in error, proc.stderr[-3000:]
+    assert compile_snippet(backend, "", ["-std=c++17"], system=system).returncode == 0
 
 
 @pytest.mark.parametrize("backend", ["nanobind", "pybind11"])

@@ -1,12 +1,15 @@
 // tests/test_porting.cpp: what code ported from pybind11's `py::array_t` does, in its dltensor spelling, on
 // both backends (registered as the submodule `porting`): results copied out of local containers
 // (`copy_of`) or handed over (`adopt`), lists and scalars as read-only input, conversion inside a function
-// body (`cast`, `try_cast`) with an explanation on failure, and array_t's element-access members.
+// body (`cast`, `try_cast`) with an explanation on failure, array_t's element-access members, callbacks
+// that return a tensor or None, and the order of overloads.
 #include "backend.h"
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -339,4 +342,29 @@ void init_porting(py::module_ &parent) {
         // end snippet
         return py::make_tuple(a.shape(0), a.shape(1));
     });
+
+    // ---- a Python callback that returns a tensor, or None ----------------------------------------------
+    // snippet: optional_callback
+    using Values = py::dltensor<const float, py::ndim<1>>;
+    m.def("sum_of_produced", [](const std::function<std::optional<Values>()> &produce) -> std::optional<double> {
+        const std::optional<Values> x = produce();  // std::nullopt when the callback returned None
+        if (!x) return std::nullopt;
+        double s = 0;
+        for (size_t i = 0; i < x->shape(0); ++i) s += (*x)(i);
+        return s;
+    });
+    // end snippet
+    m.def("size_of_produced", [](const std::function<Values()> &produce) { return produce().shape(0); });
+
+    // ---- overloads: a mismatch of any kind reaches the converting pass, where the first that converts wins
+    using Floats = py::dltensor<const float, py::ndim<1>, py::c_contig>;
+    using Int64s = py::dltensor<const int64_t, py::ndim<1>, py::c_contig>;
+    // snippet: overload_order
+    // float32 first: a strided int64 array fails both in the first pass (dtype, order) and is converted to float32
+    m.def("first_value", [](Floats x) { return py::make_tuple("float32", (double) x(0)); });
+    m.def("first_value", [](Int64s x) { return py::make_tuple("int64", x(0)); });
+    // the lossless overload first: its conversion (a C-ordered copy) wins
+    m.def("first_value_int64_first", [](Int64s x) { return py::make_tuple("int64", x(0)); });
+    m.def("first_value_int64_first", [](Floats x) { return py::make_tuple("float32", (double) x(0)); });
+    // end snippet
 }

@@ -5,7 +5,7 @@ and `.noconvert()` parameters; conversion inside a function body with an explana
 float32 input for a float64 parameter with JAX's 64-bit mode off; array_t's element-access members;
 `py::cast` of a tensor giving back the caller's object (writes made afterwards reach Python); array_t's
 converting constructor from a Python object; nested containers and lists to 2-D tensors; the exception
-types of junk input."""
+types of junk input; a callback's None as `std::optional`; overloads tried in their order when converting."""
 import gc
 import warnings
 
@@ -402,3 +402,36 @@ def test_junk_input_raises_type_error_as_argument_and_in_body(pm, value, why):
         pm.cast_in_body_uint32(value)  # a conversion in the body: TypeError on both backends, saying why
     assert why in str(info.value)  # NumPy's reason: "out of bounds for uint32", "inhomogeneous shape", ...
     # end snippet
+
+
+# ---- a Python callback that returns a tensor, or None ----------------------------------------------------
+
+
+def test_callback_returning_none_gives_nullopt_and_a_tensor_its_values(pm):
+    # array_t with forcecast made a 0-d array (a NaN) of None; a std::optional tensor is std::nullopt
+    # snippet: optional_callback
+    assert pm.sum_of_produced(lambda: None) is None
+    assert pm.sum_of_produced(lambda: np.array([1, 2, 3], np.float32)) == 6.0
+    # end snippet
+    assert pm.sum_of_produced(lambda: np.array([1.0, 2.0])) == 3.0  # converted: a read-only tensor
+    torch = pytest.importorskip("torch")
+    assert pm.sum_of_produced(lambda: torch.tensor([0.5, 1.0])) == 1.5
+
+
+def test_callback_returning_none_for_a_tensor_raises_type_error(pm):
+    with pytest.raises(TypeError):
+        pm.size_of_produced(lambda: None)
+    assert pm.size_of_produced(lambda: np.zeros(4, np.float32)) == 4
+
+
+# ---- overloads: any mismatch reaches the converting pass, where the first overload that converts wins --
+
+
+def test_first_overload_that_converts_wins_also_for_an_order_mismatch(pm):
+    # snippet: overload_order
+    a = np.array([2**40 + 1, 0, 3, 0], np.int64)
+    assert pm.first_value(a) == ("int64", 2**40 + 1)  # exact: the first pass binds the int64 overload
+    assert pm.first_value(a[::2]) == ("float32", 1099511627776.0)  # strided: float32 converts first, rounding
+    assert pm.first_value_int64_first(a[::2]) == ("int64", 2**40 + 1)  # lossless overload first: exact
+    # end snippet
+    assert float(np.float32(2**40 + 1)) == 1099511627776.0

@@ -81,6 +81,11 @@ void init_torch(py::module_ &parent) {
           py::arg("x").noconvert());
     m.def("values_complex64", [](py::dltensor<const std::complex<float>> x) { return tb::values(x); },
           "Every element of a read-only complex64 tensor.");
+    // A real parameter, as the issue's `values`: a complex tensor (also a lazy view of one) never binds.
+    m.def("values_f32", [](py::dltensor<const float, py::ndim<1>, py::device::cpu> x) { return tb::values(x); });
+    m.def("values_f32_noconvert", [](py::dltensor<const float, py::ndim<1>, py::device::cpu> x) {
+        return tb::values(x);
+    }, py::arg("x").noconvert());
     m.def("arange", &tb::arange<py::pytorch>, py::arg("n"),
           "A float32 torch tensor 0, 1, ..., n - 1 of C++ memory, its owner counted by common.owner_frees.");
 }

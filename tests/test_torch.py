@@ -2,7 +2,9 @@
 test both ways): the special tensors that the C API does not flag, the producer's stream, and tensors
 allocated by PyTorch for C++ to fill."""
 import gc
+import importlib.util
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +12,20 @@ import pytest
 torch = pytest.importorskip("torch")
 
 INCOMPATIBLE = "incompatible function arguments"
+
+# The checkout's `dltensor.explain` (the tests test the checkout, not an installed copy).
+_spec = importlib.util.spec_from_file_location(
+    "dltensor_explain_torch", Path(__file__).resolve().parent.parent / "python" / "dltensor" / "explain.py")
+_explain_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_explain_module)
+explain = _explain_module.explain
+
+
+def refusal_text(function, *args) -> str:
+    """The TypeError of a call whose tensor arguments were refused, with dltensor's notes."""
+    with pytest.raises(TypeError, match=INCOMPATIBLE) as refused:
+        explain(function, *args)
+    return "\n".join([str(refused.value), *getattr(refused.value, "__notes__", [])])
 
 
 def test_switch_routes_through_the_chosen_path(m):
@@ -31,6 +47,44 @@ def test_conjugate_view_is_materialized_for_read_only_parameters(m):
     assert c.is_conj()
     assert m.common.values(c) == [1 - 2j, 3 + 1j]
     assert m.torch.values_complex64(c) == [1 - 2j, 3 + 1j]
+
+
+COMPLEX_TO_REAL = "dtype complex64, expected float32 (complex -> real would drop the imaginary part"
+LAZY_VIEWS = {
+    "conj": lambda t: t.conj(),
+    "neg": lambda t: torch._neg_view(t),
+    "conj and neg": lambda t: torch._neg_view(t.conj()),
+}
+
+
+@pytest.mark.parametrize("view", sorted(LAZY_VIEWS))
+def test_lazy_view_of_a_complex_tensor_never_binds_a_real_parameter(m, view):
+    # The dtype rules apply to what the tensor is (complex64), before the view is materialized: a
+    # materialized copy converted to float32 would silently drop the imaginary part.
+    t = torch.tensor([1 + 2j, 3 + 4j], dtype=torch.complex64)
+    v = LAZY_VIEWS[view](t)
+    assert v.is_conj() or v.is_neg()
+    assert COMPLEX_TO_REAL in refusal_text(m.torch.values_f32, t)
+    assert COMPLEX_TO_REAL in refusal_text(m.torch.values_f32, v)
+    assert "expected float32, and conversion is off" in refusal_text(m.torch.values_f32_noconvert, v)
+    assert "expected float32; a writable parameter never converts" in refusal_text(m.torch.add_one_f32, v)
+    assert t.tolist() == [1 + 2j, 3 + 4j]  # the writable parameter wrote nothing
+
+
+@pytest.mark.parametrize("view", sorted(LAZY_VIEWS))
+def test_lazy_view_of_a_complex_tensor_is_materialized_for_complex_parameters(m, view):
+    t = torch.tensor([1 + 2j, 3 + 4j], dtype=torch.complex128)
+    v = LAZY_VIEWS[view](t)
+    expected = v.resolve_conj().resolve_neg().tolist()
+    assert m.torch.values_complex64(v) == expected  # materialized, then complex128 -> complex64
+    assert m.common.values(v) == expected  # any dtype: materialized as it is
+
+
+def test_negative_view_of_a_real_tensor_still_converts_to_a_real_parameter(m):
+    n = torch._neg_view(torch.tensor([1.5, -2.0], dtype=torch.float64))
+    assert m.torch.values_f32(n) == [-1.5, 2.0]
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.torch.values_f32_noconvert(n)
 
 
 def test_conjugate_view_is_refused_by_writable_parameters(m):

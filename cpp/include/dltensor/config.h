@@ -1,7 +1,15 @@
 // dltensor/config.h: the compiler attributes, builtins and version checks the headers share, in one
-// place. Needs nothing, not even Python (strides.h uses it): the Python check below applies wherever
-// Python.h came first, as in both backends.
-#pragma once
+// place. Needs nothing, not even Python (strides.h uses it). Every header includes it before code of its
+// own, and the entry headers (nanobind.h, pybind11.h) before anything else, so that the C++ standard check
+// below is the first error of a build set to an older standard. The Python check at the end applies once
+// Python.h has come (each inclusion looks again until then).
+#ifndef DLTENSOR_CONFIG_H
+#define DLTENSOR_CONFIG_H
+
+// C++17 (MSVC reports its standard in _MSVC_LANG; __cplusplus stays 199711L without /Zc:__cplusplus).
+#if defined(_MSVC_LANG) ? _MSVC_LANG < 201703L : __cplusplus < 201703L
+#  error "dltensor needs C++17 or newer, and this file is compiled for an older C++ standard: compile with -std=c++17 (MSVC: /std:c++17); in CMake, target_compile_features(<target> PRIVATE cxx_std_17) or set(CMAKE_CXX_STANDARD 17)"
+#endif
 
 #include <cstdint>
 
@@ -60,13 +68,6 @@
 #define DLTENSOR_VERSION_STR_(x) #x
 #define DLTENSOR_VERSION_STR(x) DLTENSOR_VERSION_STR_(x)
 
-// The oldest Python dltensor supports (README: Supported versions; CI proves it with
-// tests/test_python_versions.py). Each backend checks its binding library's version itself.
-#if defined(PY_VERSION_HEX) && PY_VERSION_HEX < 0x03090000
-#  pragma message("dltensor: found Python " PY_VERSION)
-#  error "dltensor needs Python >= 3.9 (found an older Python, named above)"
-#endif
-
 namespace dlt {
 
 /// `*out = a * b`; true when that overflows int64_t.
@@ -92,3 +93,17 @@ inline int trailing_zeros(unsigned long long x) noexcept {
 }
 
 } // namespace dlt
+
+#endif // DLTENSOR_CONFIG_H
+
+// The oldest Python dltensor supports (README: Supported versions; CI proves it with
+// tests/test_python_versions.py), checked by the first inclusion after Python.h: outside the include guard,
+// since the entry headers include this file before their binding library brings Python.h. Each backend
+// checks its binding library's version itself.
+#if defined(PY_VERSION_HEX) && !defined(DLTENSOR_PYTHON_VERSION_CHECKED)
+#define DLTENSOR_PYTHON_VERSION_CHECKED
+#if PY_VERSION_HEX < 0x03090000
+#  pragma message("dltensor: found Python " PY_VERSION)
+#  error "dltensor needs Python >= 3.9 (found an older Python, named above)"
+#endif
+#endif

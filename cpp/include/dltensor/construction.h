@@ -5,7 +5,7 @@
 // - `container_owner`: moves a C++ container (`std::vector`, ...) into a Python object that frees it, so
 //   that a tensor over its memory can outlive the function that filled it (`dltensor<...>::adopt`).
 // - `DLTENSOR_OWNERLESS_MESSAGE`, `ownerless_allowed`: a constructor call that gives no owner is a compile
-//   error (a warning with `DLTENSOR_ALLOW_OWNERLESS`).
+//   error at the call's line (a warning there with `DLTENSOR_ALLOW_OWNERLESS`).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -38,9 +38,19 @@
 /// The error's text: the warning's, and the opt-in.
 #define DLTENSOR_OWNERLESS_MESSAGE DLTENSOR_OWNERLESS_TEXT ". Defining DLTENSOR_ALLOW_OWNERLESS makes this a warning"
 
-#ifdef DLTENSOR_ALLOW_OWNERLESS
+// The error is reported at the call, the user's file and line: the `unavailable` attribute (GCC >= 12,
+// Clang) refuses the constructor where it is called, as `deprecated` warns there. Elsewhere (MSVC, older
+// GCC) the constructor's static_assert refuses it, reported inside this library's header with the call
+// among the instantiation notes; DLTENSOR_ALLOW_OWNERLESS's warning names the call's line on every compiler.
+#if defined(DLTENSOR_ALLOW_OWNERLESS)
 #  define DLTENSOR_OWNERLESS [[deprecated(DLTENSOR_OWNERLESS_TEXT)]]
-#else
+#elif defined(__has_attribute)
+#  if __has_attribute(unavailable)
+#    define DLTENSOR_OWNERLESS __attribute__((unavailable(DLTENSOR_OWNERLESS_MESSAGE)))
+#    define DLTENSOR_OWNERLESS_REFUSED_AT_CALL
+#  endif
+#endif
+#ifndef DLTENSOR_OWNERLESS
 #  define DLTENSOR_OWNERLESS
 #endif
 
@@ -48,10 +58,11 @@ namespace dlt {
 
 template <typename...> inline constexpr bool dependent_false = false;
 
-/// Whether the owner-less constructors compile (their template parameter delays the check to a call).
+/// Whether the owner-less constructors' bodies compile (their template parameter delays the check to a
+/// call): with DLTENSOR_ALLOW_OWNERLESS, and where the `unavailable` attribute has already refused the call.
 template <typename T>
 inline constexpr bool ownerless_allowed =
-#ifdef DLTENSOR_ALLOW_OWNERLESS
+#if defined(DLTENSOR_ALLOW_OWNERLESS) || defined(DLTENSOR_OWNERLESS_REFUSED_AT_CALL)
     true;
 #else
     dependent_false<T>;

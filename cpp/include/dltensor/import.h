@@ -124,7 +124,7 @@ inline mismatch import_portable(PyObject *src, const producer_info &info, const 
         py_ref capsule;
         const framework *f = framework_by_id(info.kind);
         if (f && f->export_capsule) {
-            const mismatch pre = f->export_capsule(src, info, r, dlpack_attr, capsule);
+            const mismatch pre = f->export_capsule(src, info, r, dlpack_attr, capsule, out.seen);
             if (pre != mismatch::none) return pre;
         } else {
             capsule = call_dlpack(src, dlpack_attr);

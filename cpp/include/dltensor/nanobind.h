@@ -12,10 +12,12 @@
 // 1-byte float8 storage types (`py::float8_e4m3fn`, `py::float8_e5m2`, ...).
 #pragma once
 
+#include "config.h"  // first: its C++17 check must come before anything an older standard breaks
+
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
-#include "config.h"  // Python's version check
+#include "config.h"  // again, now after Python.h: Python's version check
 
 // The oldest nanobind dltensor supports (README: Supported versions; CI proves it with
 // tests/test_python_versions.py). nanobind <= 2.12 lacks the ndarray API this header uses.

@@ -10,6 +10,8 @@
 // from annotations.h and are named in `pybind11::` as nanobind names its own.
 #pragma once
 
+#include "config.h"  // first: its C++17 check must come before anything an older standard breaks
+
 // `py::cast(t)` of a `py::dltensor` (also what `list.append(t)`, `l[i] = t`, `d[k] = t` call, through
 // pybind11's `detail::object_or_cast`): pybind11's own `cast(T &&)` turns the default policy into `copy`
 // (lvalues) or `move` (rvalues), which copy a tensor. These overloads, more specialized, keep the
@@ -40,7 +42,7 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 
 #include <pybind11/pybind11.h>
 
-#include "config.h"  // Python's version check
+#include "config.h"  // again, now after Python.h: Python's version check
 
 // The oldest pybind11 dltensor supports (README: Supported versions; CI proves it with
 // tests/test_python_versions.py).

@@ -104,9 +104,10 @@ struct framework {
                            const dlpack::Tensor &t) noexcept;
     /// The portable route's export, instead of calling `__dlpack__` (`method`, found on the type):
     /// `capsule` receives it, or stays empty (then the buffer protocol is tried); a mismatch other than
-    /// none refuses. NULL hook: `__dlpack__` is called.
+    /// none refuses; `seen` then receives the tensor's dtype where the hook found it without an export
+    /// (PyTorch's lazy views: what a conversion starts from). NULL hook: `__dlpack__` is called.
     mismatch (*export_capsule)(PyObject *src, const producer_info &info, const requirements &r,
-                               PyObject *method, py_ref &capsule) noexcept;
+                               PyObject *method, py_ref &capsule, dlpack::DataType &seen) noexcept;
     /// C++ may write into `src` (accepted for a writable parameter): tell the framework, as an in-place
     /// operation would.
     void (*written)(PyObject *src) noexcept;

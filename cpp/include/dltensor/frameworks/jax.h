@@ -148,7 +148,7 @@ inline constexpr const char *packages[] = {"jax", "jaxlib", nullptr};
 
 /// jaxlib's export where the fast paths are on, else `__dlpack__`.
 DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &, const requirements &, PyObject *method,
-                               py_ref &capsule) noexcept
+                               py_ref &capsule, dlpack::DataType &) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
     if (fast_paths_enabled()) capsule = py_ref(jax_capsule_from_array(src));

@@ -101,7 +101,7 @@ inline mismatch check_view(PyObject *src, const producer_info &, const requireme
 }
 
 DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &, const requirements &r, PyObject *method,
-                               py_ref &capsule) noexcept
+                               py_ref &capsule, dlpack::DataType &) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
     bool detach = false;

@@ -88,13 +88,14 @@ inline mismatch check_view(PyObject *src, const producer_info &info, const requi
 /// `__dlpack__` after PyTorch's checks, of a detached view where the tensor requires grad (PyTorch's
 /// `__dlpack__` refuses those).
 DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &info, const requirements &r, PyObject *method,
-                               py_ref &capsule) noexcept
+                               py_ref &capsule, dlpack::DataType &seen) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
     PyObject *exporter = src;
     py_ref detached;
     if (info.checks) {
-        const mismatch pre = torch_dlpack_precheck(src, *static_cast<const torch_checks *>(info.checks), r, detached);
+        const mismatch pre = torch_dlpack_precheck(src, *static_cast<const torch_checks *>(info.checks), r, detached,
+                                                   seen);
         if (pre != mismatch::none) return pre;
         if (detached) {
             exporter = detached.get();

@@ -16,6 +16,7 @@
 #include "../exchange.h"
 #include "../process_state.h"
 #include "../py_ref.h"
+#include "../refusal.h"
 #include "../requirements.h"
 #include "pytorch_key_set.h"
 
@@ -28,6 +29,10 @@ struct torch_checks {
     PyCFunction is_neg = nullptr;        ///< `Tensor.is_neg()`: memory holds the negated values.
     PyCFunction is_conj = nullptr;       ///< `Tensor.is_conj()`: memory holds the conjugated values.
     PyCFunction is_inference = nullptr;  ///< `Tensor.is_inference()`: made under `torch.inference_mode()`.
+    /// `Tensor.is_complex()` and `element_size()`: a lazy view's dtype where no view of it was read
+    /// (torch_lazy_view()). Not needed by ok(): without them such a view is taken as complex (the strict answer).
+    PyCFunction is_complex = nullptr;
+    PyCFunction element_size = nullptr;
     getter requires_grad = nullptr;      ///< `Tensor.requires_grad`.
     void *requires_grad_closure = nullptr;
     /// The type overrides `__torch_function__`, through which even TensorBase's queries dispatch: they are
@@ -48,6 +53,7 @@ struct torch_checks {
 
     bool operator==(const torch_checks &o) const noexcept {
         return is_neg == o.is_neg && is_conj == o.is_conj && is_inference == o.is_inference &&
+               is_complex == o.is_complex && element_size == o.element_size &&
                requires_grad == o.requires_grad && requires_grad_closure == o.requires_grad_closure &&
                overrides_torch_function == o.overrides_torch_function;
     }
@@ -63,6 +69,14 @@ struct torch_checks {
     bool conjugate(PyObject *t) const noexcept { return query(is_conj(t, nullptr)); }
     bool inference(PyObject *t) const noexcept { return query(is_inference(t, nullptr)); }
     bool needs_grad(PyObject *t) const noexcept { return query(requires_grad(t, requires_grad_closure)); }
+    bool complex(PyObject *t) const noexcept { return !is_complex || query(is_complex(t, nullptr)); }
+    /// Bytes per element; 0 when unknown (error cleared).
+    uint8_t element_bytes(PyObject *t) const noexcept {
+        const py_ref n(element_size ? element_size(t, nullptr) : nullptr);
+        const long v = n ? PyLong_AsLong(n.get()) : 0;
+        PyErr_Clear();
+        return v > 0 && v <= 16 ? (uint8_t) v : 0;
+    }
 };
 
 /// Process-wide PyTorch state, found once from `torch._C` (PyTorch never unloads): the grad and
@@ -142,6 +156,8 @@ inline torch_checks torch_checks::of(PyTypeObject *base, PyTypeObject *type) noe
     c.is_neg = method("is_neg");
     c.is_conj = method("is_conj");
     c.is_inference = method("is_inference");
+    c.is_complex = method("is_complex");
+    c.element_size = method("element_size");
     PyObject *d = lookup(base, "requires_grad");
     if (d && Py_IS_TYPE(d, &PyGetSetDescr_Type)) {
         PyGetSetDef *def = reinterpret_cast<PyGetSetDescrObject *>(d)->d_getset;
@@ -299,15 +315,45 @@ inline bool torch_lazy_bits(PyObject *src, const torch_checks &c, const dlpack::
     return false;
 }
 
+/// A conjugate or negative view (its memory does not hold the values), for parameter `r`: `lazy`, which a
+/// read-only parameter's conversion materializes; but a complex one for a parameter of a real dtype is the
+/// `dtype` mismatch the tensor itself is (complex -> real would drop the imaginary part: never converted,
+/// whatever the parameter), recorded for the explanation. Decided on what the tensor is, before anything
+/// materializes it. `view`: its exchange-API view; without one (the `__dlpack__` route, before any export)
+/// the dtype is asked of `is_complex()` and `element_size()` (with subclass dispatch off), and `seen`
+/// (where given) receives it. Only called for lazy views: the accepting path never comes here.
+DLTENSOR_REFUSAL_PATH mismatch torch_lazy_view(PyObject *src, const torch_checks &c, const requirements &r,
+                                               const dlpack::Tensor *view, dlpack::DataType *seen) noexcept {
+    if (r.dtype.bits == 0 || r.dtype.code == dlpack::complex_) return mismatch::lazy;  // no complex -> real
+    if (view && view->dtype.code != dlpack::complex_) return mismatch::lazy;
+    if (!view && !c.complex(src)) return mismatch::lazy;
+    const dlpack::DataType d = view ? view->dtype
+                                    : dlpack::DataType{dlpack::complex_, (uint8_t) (8 * c.element_bytes(src)), 1};
+    if (seen) *seen = d;
+    if (view) {
+        note_refused_tensor(*view, mismatch::dtype, false);
+    } else {  // no view: its dtype alone is known, which is all a dtype refusal explains
+        refusal &rec = last_refusal();
+        rec.tensor_known = true;
+        rec.why = mismatch::dtype;
+        rec.source_read_only = false;
+        rec.dtype = d;
+        rec.ndim = 0;
+    }
+    return mismatch::dtype;
+}
+
 /// PyTorch's rules before C++ may read or write a tensor, checked on every import path:
 /// - a conjugate or negative view (memory does not hold the values) is `lazy`: read-only parameters
-///   get it materialized (a conversion), writable ones refuse it;
+///   get it materialized (a conversion), writable ones refuse it; a complex one for a real dtype is a
+///   `dtype` mismatch (torch_lazy_view());
 /// - a writable parameter follows PyTorch's in-place rules: an inference tensor only inside
 ///   `torch.inference_mode()` (`mismatch::inference`); a tensor that requires grad only while grad mode
 ///   is off (`mismatch::requires_grad`; the `with torch.no_grad(): update(param)` idiom).
 /// `check_conj`: also ask for the conjugate bit (only complex tensors can carry it). `requires_grad`:
 /// where given, receives the tensor's `requires_grad` (asked at most once per call). `view`: the exchange
-/// API's view of `src`, where the caller has one (the bits may then be read from the key set).
+/// API's view of `src`, where the caller has one (the bits may then be read from the key set; a lazy view's
+/// dtype is read from it: torch_lazy_view()). Without a view a lazy view is `lazy`, and the caller asks.
 DLTENSOR_CORE mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r, bool check_conj,
                                bool *requires_grad = nullptr, const dlpack::Tensor *view = nullptr) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
@@ -315,7 +361,7 @@ DLTENSOR_CORE mismatch torch_precheck(PyObject *src, const torch_checks &c, cons
     torch_function_disabled guard(c.overrides_torch_function);
     bool neg, conj;
     torch_lazy_bits(src, c, view, check_conj, neg, conj);
-    if (neg || conj) return mismatch::lazy;
+    if (neg || conj) return view ? torch_lazy_view(src, c, r, view, nullptr) : mismatch::lazy;
     if (r.read_only) {
         if (requires_grad) *requires_grad = c.needs_grad(src);
         return mismatch::none;
@@ -334,12 +380,18 @@ DLTENSOR_CORE mismatch torch_precheck(PyObject *src, const torch_checks &c, cons
 
 /// The public route's precheck (`__dlpack__`): torch_precheck(), and the object to export. PyTorch's
 /// `__dlpack__` refuses tensors that require grad, so for those `detached` receives `src.detach()` (a view
-/// of the same memory), to be exported instead of `src`; else it stays empty.
+/// of the same memory), to be exported instead of `src`; else it stays empty. A lazy view is refused before
+/// any export, its dtype asked (torch_lazy_view()); `seen` receives it where that decides the refusal.
 inline mismatch torch_dlpack_precheck(PyObject *src, const torch_checks &c, const requirements &r,
-                                      py_ref &detached) noexcept {
+                                      py_ref &detached, dlpack::DataType &seen) noexcept {
     bool grad = false;
     const mismatch m = torch_precheck(src, c, r, true, &grad);
-    if (m != mismatch::none || !grad) return m;
+    if (m != mismatch::none) {
+        if (m != mismatch::lazy) return m;
+        torch_function_disabled guard(c.overrides_torch_function);
+        return torch_lazy_view(src, c, r, nullptr, &seen);
+    }
+    if (!grad) return m;
     detached = call_method(src, "detach");
     if (!detached) {
         PyErr_Clear();

@@ -55,7 +55,7 @@ inline constexpr const char *packages[] = {"tensorflow", nullptr};
 
 /// `__dlpack__`, for the tensors it can export (else the buffer protocol is tried).
 DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &, const requirements &, PyObject *method,
-                               py_ref &capsule) noexcept
+                               py_ref &capsule, dlpack::DataType &) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
     if (tensorflow_exportable(src)) capsule = detail::call_dlpack(src, method);
