@@ -298,3 +298,16 @@ def test_returned_tensor_outlives_the_module_function_and_gc(m):
     gc.collect()
     doubled = out * 2  # Paddle computes on the memory dltensor allocated through it
     assert values(doubled) == [[0, 2], [4, 6]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"], ids=["order only", "order and dtype"])
+def test_order_conversions_copy_paddle_tensors(m, dtype):
+    # astype keeps the layout (and is the tensor itself for its own dtype): the C-order copy is Paddle's
+    # contiguous(), the F-order one NumPy's.
+    x = paddle.to_tensor(np.arange(6, dtype=dtype).reshape(2, 3))
+    got = m.conversion.ro_c_f32(x.t())  # strides (1, 3)
+    assert got["values"] == [0, 3, 1, 4, 2, 5] and got["strides"] == (2, 1)
+    got = m.conversion.ro_f_f32(x)
+    assert got["values"] == [0, 1, 2, 3, 4, 5] and got["strides"] == (1, 2)
+    got = m.conversion.ro_f_f32(x.t())  # F order already: float32 binds as it is
+    assert got["values"] == [0, 3, 1, 4, 2, 5] and got["strides"] == (1, 3)

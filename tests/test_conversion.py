@@ -50,6 +50,19 @@ def test_order_conversion_for_read_only_parameters(m):
     assert m.conversion.ro_c_any(a[:, ::2]) == (2, 1)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"], ids=["order only", "order and dtype"])
+def test_array_api_objects_are_copied_into_the_parameters_order(m, dtype):
+    # xp.astype keeps the layout: on the CPU the copy in an order is NumPy's.
+    xp = pytest.importorskip("array_api_strict")
+    a = xp.reshape(xp.arange(6, dtype=getattr(xp, dtype)), (2, 3))
+    got = m.conversion.ro_c_f32(a.mT)  # strides (1, 3)
+    assert got["values"] == [0, 3, 1, 4, 2, 5] and got["strides"] == (2, 1)
+    got = m.conversion.ro_f_f32(a)
+    assert got["values"] == [0, 1, 2, 3, 4, 5] and got["strides"] == (1, 2)
+    got = m.conversion.ro_f_f32(a.mT)  # F order already: float32 binds as it is
+    assert got["values"] == [0, 3, 1, 4, 2, 5] and got["strides"] == (1, 3)
+
+
 @pytest.mark.parametrize("make", [
     lambda: b"\x01\x02\x03",
     lambda: bytearray(b"\x01\x02\x03"),

@@ -62,6 +62,20 @@ void init_export(py::module_ &parent) {
         for (int i = 0; i < 3; ++i) clobber[i] = -1;  // a view instead of a copy would now read -1
         return result;
     });
+    // An owner-less view of the argument's memory, returned with reference_internal: pybind11's parent is
+    // the first argument (also of a function), nanobind has none for a function (it copies). After a
+    // conversion, or from a raw capsule, that memory is not the argument's, and the call drops it.
+    using ArgView = py::dltensor<py::numpy, const float, py::ndim<1>>;
+    m.def("ownerless_view_of_argument", [](py::dltensor<const float, py::ndim<1>> x) {
+        return ArgView(x.data(), {x.shape(0)}, py::handle());
+    }, tb::rvp::reference_internal);
+    m.def("ownerless_view_of_argument_ref", [](const py::dltensor<const float, py::ndim<1>> &x) {
+        return ArgView(x.data(), {x.shape(0)}, py::handle());
+    }, tb::rvp::reference_internal);
+    m.def("const_view_with_owner", [](py::dltensor<float, py::ndim<1>> x, py::object owner) {
+        // A read-only view of writable memory whose owner is the caller's (writable) array.
+        return py::dltensor<py::numpy, const float, py::ndim<1>>(x.data(), {x.shape(0)}, owner);
+    });
     m.def("identity", [](py::dltensor<py::ro> x) { return x; });
     m.def("identity_numpy", [](py::dltensor<py::numpy, py::ro> x) { return x; });
     m.def("identity_pytorch", [](py::dltensor<py::pytorch, py::ro> x) { return x; });

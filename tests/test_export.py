@@ -83,6 +83,57 @@ def test_reference_internal_without_a_parent_copies_memory_nothing_owns(m):
     assert m.export.ownerless_reference_internal_without_parent().tolist() == [7, 8, 9]
 
 
+@pytest.mark.parametrize("make", [
+    lambda: np.arange(8, dtype=np.float64),  # converted to float32: the copy is the call's
+    lambda: list(range(8)),  # numpy.asarray's array
+    lambda: np.arange(8, dtype=np.float32).__dlpack__(),  # consumed: the capsule no longer owns it
+    lambda: np.arange(8, dtype=np.float32),  # the argument's own memory
+], ids=["converted", "list", "raw capsule", "own memory"])
+@pytest.mark.parametrize("by", ["value", "reference"])
+def test_reference_internal_view_of_an_argument_outlives_the_call(m, make, by):
+    view = getattr(m.export, "ownerless_view_of_argument" + ("_ref" if by == "reference" else ""))(make())
+    gc.collect()
+    churn = [np.full(8, -7.0, np.float32) for _ in range(2000)]  # reuses freed memory of that size
+    churn += [np.full(n, -7.0) for n in range(1, 64) for _ in range(20)]
+    assert view.tolist() == list(range(8))
+    del churn
+
+
+@pytest.mark.parametrize("fast_paths", [True, False], ids=["fast paths", "public route"])
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_reference_internal_view_alive_at_exit_releases_its_parent(backend, fast_paths):
+    # The public route's array is over a dltensor.Tensor's buffer (base: a memoryview): released while
+    # the interpreter finalizes, the Tensor releases its parent as the C API route's array does, so that
+    # nanobind's leak check at exit finds no Holder left.
+    import os
+    import subprocess
+    import sys
+    from conftest import HERE, load_backend
+    build = os.path.dirname(load_backend(backend).__file__)
+    script = (f"import sys; sys.path[:0] = [{build!r}, {str(HERE)!r}]\n"
+              f"m = __import__('dltensor_test_{backend}'); m.common.set_fast_paths({fast_paths})\n"
+              "h = m.export.Holder(); view = h.view(); ro = m.export.arange_const_numpy(3)\n"
+              "assert view.tolist() == [[0, 1, 2], [3, 4, 5]]\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "leaked" not in proc.stderr, proc.stderr
+
+
+def test_read_only_numpy_returns_cannot_be_made_writable(m):
+    # On NumPy's C API route (fast paths on) and the public one alike (both paths: the `m` fixture).
+    a = np.arange(4, dtype=np.float32)
+    outs = {"empty": m.porting.empty_const(3), "copy_of": m.porting.copy_of_const(4),
+            "view over a writable owner": m.export.const_view_with_owner(a, a)}
+    for what, out in outs.items():
+        assert type(out) is np.ndarray and not out.flags.writeable, what
+        with pytest.raises(ValueError):
+            out.setflags(write=True)
+        with pytest.raises(ValueError):
+            out[0] = 1
+    assert a.flags.writeable and a.tolist() == [0, 1, 2, 3]  # the owner itself stays writable
+    assert m.porting.copy_of_matrix(2, 3).flags.writeable  # a writable return stays so
+
+
 def test_reference_internal_keeps_the_parent_alive(m):
     h = m.export.Holder()
     v = h.view()

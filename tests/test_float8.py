@@ -364,3 +364,49 @@ def test_sub_byte_types_are_refused_naming_the_format(m):
         assert f"dtype {name} (" in text and "sub-byte" in text, (name, text)
         with pytest.raises(TypeError):
             m.float8.read_float8_e4m3fn(src)
+
+
+# --- the oldest supported ml_dtypes (README: Supported versions) ------------------------------------------
+# ml_dtypes names its types "ml_dtypes.<name>" only from 0.5.1 on; TensorFlow 2.16/2.17 and the JAX of that
+# time pin older releases. dltensor knows the types by identity with `ml_dtypes.<name>`, whatever their name.
+OLDEST_ML_DTYPES = "0.4.0"  # the first release built for NumPy 2
+OLD_ML_DTYPES = Path(__file__).resolve().parent / ".build" / f"ml_dtypes-{OLDEST_ML_DTYPES}"
+
+
+def old_ml_dtypes() -> Path:
+    """ml_dtypes OLDEST_ML_DTYPES, installed from PyPI into tests/.build on first use."""
+    import subprocess
+    import sys
+    if not (OLD_ML_DTYPES / "ml_dtypes" / "__init__.py").exists():
+        subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target",
+                        str(OLD_ML_DTYPES), f"ml_dtypes=={OLDEST_ML_DTYPES}"], check=True, timeout=600)
+    return OLD_ML_DTYPES
+
+
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_oldest_supported_ml_dtypes_arrays_bind(backend):
+    import os
+    import subprocess
+    import sys
+    from conftest import HERE, load_backend
+    build = os.path.dirname(load_backend(backend).__file__)
+    script = f"""
+import sys
+sys.path[:0] = [{str(old_ml_dtypes())!r}, {build!r}, {str(HERE)!r}]
+import numpy as np, ml_dtypes
+assert ml_dtypes.__version__ == {OLDEST_ML_DTYPES!r}, ml_dtypes.__version__
+assert not ml_dtypes.bfloat16.__name__.startswith("ml_dtypes."), "not the old naming"
+m = __import__("dltensor_test_{backend}")
+for fast in (True, False):
+    m.common.set_fast_paths(fast)
+    assert m.producers.read_bf16(np.array([1.0, -2.5, 3.0], ml_dtypes.bfloat16)) == [1.0, -2.5, 3.0]
+    for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz"):  # kind 'V', kind 'f'
+        bits = np.arange(8, dtype=np.uint8)
+        got = getattr(m.float8, "read_" + name)(bits.view(getattr(ml_dtypes, name)))
+        assert got["bits"] == bits.tolist(), (name, got)
+    out = m.float8.return_numpy_float8_e4m3fn()
+    assert out.dtype == ml_dtypes.float8_e4m3fn, out.dtype
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr

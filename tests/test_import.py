@@ -25,6 +25,14 @@ def test_numpy_array_is_read_in_place(m):
     assert m.common.values(a) == a.ravel().tolist()
 
 
+def test_nbytes_of_a_huge_broadcast_saturates_instead_of_wrapping(m):
+    # Stride-0 broadcasts bind whatever their shape: bits * size() no longer fits in size_t.
+    a = np.broadcast_to(np.bool_(1), (2**31, 2**31))  # 2^62 one-byte elements: 2^62 bytes
+    assert (m.common.describe(a)["size"], m.common.describe(a)["nbytes"]) == (2**62, 2**62)
+    b = np.broadcast_to(np.float32(1), (2**30, 2**30))  # 2^60 elements, 2^62 bytes
+    assert (m.common.describe(b)["size"], m.common.describe(b)["nbytes"]) == (2**60, 2**62)
+
+
 def test_torch_tensor_is_read_in_place(m):
     t = torch.arange(12, dtype=torch.float64).reshape(3, 4)
     info = m.common.describe(t)

@@ -41,6 +41,7 @@ SUBINTERPRETERS = "tests/test_subinterpreters.py"
 PADDLE = "tests/test_paddle.py"  # runs tests/paddle_cases.py in a process of its own
 COMPILE_ERRORS = "tests/test_compile_errors.py"
 ALLOCATION = "tests/test_allocation.py"
+FLOAT8 = "tests/test_float8.py"
 
 
 def t(file, *functions):
@@ -888,4 +889,51 @@ MUTANTS = [
            "                if (false)",
            "a run-time shape with a negative extent allocates a huge tensor (the extent read as size_t)",
            t(ALLOCATION, "test_a_negative_extent_is_a_clear_error")),
+
+    # ---- issue 44: old ml_dtypes, order conversions, converted arguments, read-only bases, nbytes ----------
+    Mutant("ml_dtypes_known_by_name", "frameworks/numpy_arrays.h",
+           "        if (!type) return false;\n        for (size_t i = 0; i < ml_dtype_count; ++i) {",
+           "        if (!type || strncmp(type->tp_name, \"ml_dtypes.\", 10) != 0) return false;\n"
+           "        for (size_t i = 0; i < ml_dtype_count; ++i) {",
+           "ml_dtypes' types are recognized only under the `ml_dtypes.` name prefix of 0.5.1: bfloat16 and float8 "
+           "arrays of older ml_dtypes (TensorFlow 2.16/2.17's) are refused",
+           t(FLOAT8, "test_oldest_supported_ml_dtypes_arrays_bind")),
+    Mutant("paddle_c_order_copy_keeps_layout", "frameworks/paddle.h",
+           "    if (copy && c.order == 'C') copy = call_method(copy.get(), \"contiguous\");\n",
+           "",
+           "Paddle's astype keeps the layout: a transposed tensor is refused by a c_contig parameter instead of copied",
+           t(PADDLE)),
+    Mutant("array_api_copy_keeps_layout", "conversion.h",
+           "        const bool ordered_by_numpy = on_cpu && c.order != 'K';",
+           "        const bool ordered_by_numpy = false;",
+           "array-API objects convert only through xp.astype, which keeps the layout: order conversions are refused",
+           t(CONVERSION, "test_array_api_objects_are_copied_into_the_parameters_order")),
+    Mutant("converted_argument_not_kept", "pybind11.h",
+           "        if (im.source != src.ptr()) dltensor_keep_converted(src, im.owner.get());  // a copy, a capsule\n",
+           "",
+           "pybind11: a reference_internal view of a converted argument (or a raw capsule's tensor) keeps only the "
+           "original argument: the converted copy dies with the call and the view reads freed memory",
+           t(EXPORT, "test_reference_internal_view_of_an_argument_outlives_the_call")),
+    Mutant("converted_owner_not_kept_with_the_view", "pybind11.h",
+           "PyObject *also = plan.keep_parent && !src.m_owned ? dlt::converted_owner_of(parent.ptr()) : nullptr;",
+           "PyObject *also = nullptr;",
+           "pybind11: the converted copy lives through the call, but a reference_internal view of it keeps only "
+           "the original argument, and reads freed memory after the call",
+           t(EXPORT, "test_reference_internal_view_of_an_argument_outlives_the_call")),
+    Mutant("read_only_base_exposes_a_writable_buffer", "frameworks/numpy.h",
+           "PyObject *base = h->read_only() && owner && PyObject_CheckBuffer(owner) ? nullptr : h->new_owner_reference();",
+           "PyObject *base = ((void) owner, h->new_owner_reference());",
+           "a read-only NumPy return over a writable array's memory has that array as its base: "
+           "setflags(write=True) makes it writable (fast paths only)",
+           t(EXPORT, "test_read_only_numpy_returns_cannot_be_made_writable")),
+    Mutant("read_only_empty_returns_its_array", "frameworks/numpy.h",
+           "    if (read_only) return 0;  // exported on return (to_python): a view\n",
+           "",
+           "a read-only empty() returns the NumPy array itself, which owns its memory: setflags(write=True) succeeds",
+           t(EXPORT, "test_read_only_numpy_returns_cannot_be_made_writable")),
+    Mutant("nbytes_wraps", "pybind11.h",
+           "    size_t nbytes() const { return dlt::byte_count(size(), dtype().bits); }",
+           "    size_t nbytes() const { return ((size_t) dtype().bits * size() + 7) / 8; }",
+           "nbytes() of a tensor of 2^64 bytes or more (a stride-0 broadcast) wraps around instead of saturating",
+           t(IMPORT, "test_nbytes_of_a_huge_broadcast_saturates_instead_of_wrapping")),
 ]

@@ -69,6 +69,14 @@ inline py_ref convert_through_array_api(PyObject *src, PyObject *dtype) noexcept
     return xdtype ? call_method(xp.get(), "astype", args, 2) : py_ref();
 }
 
+/// `numpy.from_dlpack(src).astype(dtype, order=...)`: a copy of any DLPack producer's CPU tensor by NumPy.
+/// Empty, with the error set, on failure (and without one when the dtype is unknown).
+inline py_ref convert_through_numpy_dlpack(PyObject *src, const conversion_request &c) noexcept {
+    PyObject *from_dlpack = numpy_public_api::get().from_dlpack;
+    const py_ref arr(from_dlpack && c.dtype() ? PyObject_CallOneArg(from_dlpack, src) : nullptr);
+    return arr ? astype_copy(arr.get(), c) : py_ref();
+}
+
 /// Asks the producer for a copy of `src` with the dtype and order that `r` needs, on the same device: its
 /// framework's `convert` hook (NumPy's C API or `astype`, CuPy `astype`, PyTorch `.to()`, JAX `astype` or
 /// NumPy, TensorFlow `tf.cast`, Paddle `astype`); other array-API objects `xp.astype`; plain buffers go
@@ -94,14 +102,19 @@ inline py_ref convert_with_producer(PyObject *src, const framework *f, bool is_b
         const py_ref view(PyMemoryView_FromObject(src));
         if (view) res = convert_through_numpy(view.get(), c);
     } else {
-        res = c.dtype() ? convert_through_array_api(src, c.dtype()) : py_ref();
+        // A copy in an order, on the CPU: NumPy's (`xp.astype` keeps the layout, and the array API has no
+        // way to ask for another); else, or where NumPy cannot import it, `xp.astype`.
+        const bool ordered_by_numpy = on_cpu && c.order != 'K';
+        if (ordered_by_numpy) res = convert_through_numpy_dlpack(src, c);
+        if (!res && !(PyErr_Occurred() && error_must_reach_caller())) {
+            PyErr_Clear();
+            res = c.dtype() ? convert_through_array_api(src, c.dtype()) : py_ref();
+        }
         // Any other DLPack producer on the CPU (pyarrow, a dltensor.Tensor, ...): NumPy imports it
-        // (numpy.from_dlpack) and converts.
+        // (numpy.from_dlpack) and converts (once more, in vain, where it already failed above).
         if (!res && on_cpu && PyErr_Occurred() && !error_must_reach_caller()) {
             PyErr_Clear();
-            PyObject *from_dlpack = numpy_public_api::get().from_dlpack;
-            const py_ref arr(from_dlpack ? PyObject_CallOneArg(from_dlpack, src) : nullptr);
-            if (arr) res = astype_copy(arr.get(), c);
+            res = convert_through_numpy_dlpack(src, c);
         }
     }
     if (!res) absorb_producer_error(src);  // an interrupt is kept for the caller

@@ -10,6 +10,7 @@
 #include "buffer_import.h"
 #include "capsule_import.h"
 #include "conversion.h"
+#include "converted_arguments.h"
 #include "exchange.h"
 #include "export.h"
 #include "frameworks/registry.h"

@@ -103,10 +103,14 @@ struct exported_object {
     bool immutable_consumer;
 };
 
+/// Python frees the object, so the interpreter runs and this thread holds its GIL, also while it finalizes
+/// (when Py_IsInitialized() is already false, and dec_ref() would leave the owner to the ending process):
+/// the tensor is released as a return's is. An object kept at exit (a NumPy array over its buffer, as the
+/// public route makes) so releases its owner, a `reference_internal` parent too, as the C API route's array does.
 inline void exported_dealloc(PyObject *self) noexcept {
     auto *o = reinterpret_cast<exported_object *>(self);
     PyTypeObject *tp = Py_TYPE(self);
-    if (o->handle) o->handle->dec_ref();
+    if (o->handle) o->handle->dec_ref_entered();
     tp->tp_free(self);
     Py_DECREF(tp);
 }

@@ -42,6 +42,7 @@
 #include "refusal_log.h"
 #include "requirements.h"
 #include "return_policy.h"
+#include "strides.h"
 
 NAMESPACE_BEGIN(NB_NAMESPACE)
 
@@ -243,6 +244,10 @@ public:
 
     /// Does the binding promise not to write (const dtype or `ro`)? A read-only source binds only then.
     static constexpr bool read_only() noexcept { return ReadOnly; }
+
+    /// `nb::ndarray::nbytes()` without its overflow: SIZE_MAX where the byte count does not fit in `size_t`
+    /// (strides.h: byte_count()).
+    size_t nbytes() const { return dlt::byte_count(this->size(), this->dtype().bits); }
 
     /// The producer's current work stream for the tensor's device (e.g. a `cudaStream_t`), when the tensor
     /// came through the DLPack C exchange API; NULL otherwise (CPU tensors, and `__dlpack__` imports,
@@ -452,7 +457,7 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     PyObject *m_consumed = nullptr;  ///< the caller's raw capsule that from_python() consumed (borrowed)
     bool m_taken = false;            ///< the value went to the call (or to the caller of nb::cast)
 
-    bool from_python(handle src, uint32_t flags, cleanup_list *) noexcept {
+    bool from_python(handle src, uint32_t flags, cleanup_list *cleanup) noexcept {
         dlt::imported im;
         const dltensor_import_result r = dltensor_import(src, flags, requirements, Name.text, im);
         if (r != dltensor_import_result::tensor) {
@@ -474,6 +479,9 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         value.m_source_framework = im.source_framework;
         value.m_owner = im.owner.get();  // the nanobind handle holds its own reference
         m_consumed = im.consumed;
+        // Another object's tensor (a converted copy, a raw capsule's): kept until after the return's cast,
+        // which may copy from it after a by-value parameter dropped it.
+        if (im.source != src.ptr() && cleanup) cleanup->append(im.owner.release());
         return true;
     }
 

@@ -60,6 +60,7 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 #include "array_t_members.h"
 #include "capsule_import.h"   // restore_consumed_capsule()
 #include "construction.h"
+#include "converted_arguments.h"
 #include "dtypes.h"
 #include "export.h"
 #include "handle.h"
@@ -69,6 +70,7 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 #include "refusal_log.h"
 #include "requirements.h"
 #include "return_policy.h"
+#include "strides.h"
 
 namespace PYBIND11_NAMESPACE {  // pybind11, with its visibility (hidden)
 
@@ -221,7 +223,7 @@ public:
         return n;
     }
     size_t itemsize() const { return ((size_t) dtype().bits + 7) / 8; }
-    size_t nbytes() const { return ((size_t) dtype().bits * size() + 7) / 8; }
+    size_t nbytes() const { return dlt::byte_count(size(), dtype().bits); }  ///< SIZE_MAX where it overflows
 
     Scalar *data() const { return (Scalar *) ((uint8_t *) t().data + t().byte_offset); }
 
@@ -439,6 +441,20 @@ DLTENSOR_COLD inline bool dltensor_refusal(handle src, const char *signature) no
     return true;
 }
 
+/// An argument bound as another object's tensor (a converted copy, a raw capsule's tensor): the tensor's
+/// owner is kept with the call, until after the return's cast (pybind11's loader_life_support), and
+/// remembered for a `reference_internal` return (converted_arguments.h). Outside a bound function
+/// (`py::cast` at import time) nothing is kept: no return follows.
+inline void dltensor_keep_converted(handle src, PyObject *owner) {
+    PyObject *keeper = dlt::remember_converted_argument(src.ptr(), owner);
+    if (!keeper) { PyErr_Clear(); return; }
+    try {
+        loader_life_support::add_patient(keeper);
+    } catch (const cast_error &) {  // no call in progress
+    }
+    Py_DECREF(keeper);
+}
+
 template <typename... Args> class type_caster<pybind11::dltensor<Args...>> {
 public:
     using Value = pybind11::dltensor<Args...>;
@@ -490,6 +506,7 @@ public:
         h->set_source(im.source, im.source_framework);
         value = Value(h, true);
         m_consumed = im.consumed;
+        if (im.source != src.ptr()) dltensor_keep_converted(src, im.owner.get());  // a copy, a capsule
         return true;
     }
 
@@ -519,7 +536,10 @@ public:
             case dlt::return_plan::nothing: return handle();
             case dlt::return_plan::export_: break;
         }
-        PyObject *o = dlt::export_planned(h, plan, parent.ptr());
+        // An owner-less view kept by a parent that is a converted argument (pybind11's parent of a function
+        // is its first argument): that argument keeps nothing of the converted tensor alive; its owner too.
+        PyObject *also = plan.keep_parent && !src.m_owned ? dlt::converted_owner_of(parent.ptr()) : nullptr;
+        PyObject *o = dlt::export_planned(h, plan, parent.ptr(), also);
         if (!o) throw error_already_set();
         return o;
     }

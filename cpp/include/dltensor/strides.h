@@ -46,6 +46,16 @@ inline int64_t element_count(const dlpack::Tensor &t) noexcept {
     return n;
 }
 
+/// The bytes of `elements` elements of `bits` bits each, `(bits * elements + 7) / 8`, computed without
+/// overflow, and SIZE_MAX where the count does not fit in `size_t` (only a stride-0 broadcast, whose memory
+/// is far smaller, has that many: shape (2^31, 2^31) of float32 is 2^64 bytes).
+constexpr size_t byte_count(size_t elements, unsigned bits) noexcept {
+    const size_t whole = elements / 8, rest = elements % 8;  // bits * elements = 8 * (bits * whole) + bits * rest
+    const size_t tail = (rest * bits + 7) / 8;
+    if (bits != 0 && whole > (SIZE_MAX - tail) / bits) return SIZE_MAX;
+    return whole * bits + tail;
+}
+
 /// Is the tensor laid out in C (row-major) or F (column-major) order? Size-1 dimensions place no
 /// constraint on their stride, and a tensor with at most one element (or none) has every order.
 /// NULL strides mean C order (DLPack < 1.2 producers).

@@ -167,7 +167,11 @@ DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
         const numpy_c_api &np = numpy_c_api::get();
         const int type = np.describable_type(t);
         if (type >= 0) {
-            PyObject *base = h->new_owner_reference();
+            // A read-only array's base must refuse writable buffers (NumPy then refuses setflags(write=True),
+            // as for the public route's read-only memoryview): an owner with the buffer protocol (a writable
+            // NumPy array) is kept through a capsule holding the tensor instead.
+            PyObject *owner = h->owner();
+            PyObject *base = h->read_only() && owner && PyObject_CheckBuffer(owner) ? nullptr : h->new_owner_reference();
             if (!base && !PyErr_Occurred()) base = detail::handle_capsule(h);
             if (!base) return nullptr;
             PyObject *arr = np.array_over(t, type, h->read_only(), base);
@@ -186,7 +190,8 @@ DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
 }
 
 /// `empty()` of a `py::numpy` tensor, on the CPU (other devices: not NumPy's, 1): returned as that very
-/// array, read-only for Python when the tensor is (C++ still fills it).
+/// array; a read-only tensor as a read-only view of it whose base refuses writable buffers (the array
+/// owns its memory, and NumPy lets an array that owns its memory be made writable again).
 DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool read_only,
                  imported &out) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
@@ -201,6 +206,7 @@ DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device devi
             return -1;
         }
     }
+    if (read_only) return 0;  // exported on return (to_python): a view
     out.source = array;  // out.owner holds it
     out.source_framework = fw_numpy;
     return 0;

@@ -11,7 +11,6 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
 
 #include "../config.h"
 #include "../dlpack.h"
@@ -152,31 +151,34 @@ struct numpy_arrays {
     static constexpr size_t ml_dtype_count = sizeof(ml_dtypes) / sizeof(ml_dtypes[0]);
 
     /// `ml_dtypes.<ml_dtypes[i].name>`, looked up in `sys.modules` (never imported) each time until found,
-    /// then held for the process (by the main interpreter; a sub-interpreter looks it up each time).
+    /// then held for the process (by the main interpreter; a sub-interpreter looks it up each time). A type
+    /// the installed ml_dtypes lacks (older releases have fewer) is looked up in the module's dictionary,
+    /// which raises nothing, so asking costs a dictionary lookup.
     static PyTypeObject *ml_type(size_t i) noexcept {
         static std::atomic<PyTypeObject *> found[ml_dtype_count] = {};
         if (PyTypeObject *type = found[i].load(std::memory_order_acquire)) return type;
         PyObject *modules = PyImport_GetModuleDict();  // borrowed
         PyObject *mod = modules ? PyDict_GetItemString(modules, "ml_dtypes") : nullptr;  // borrowed
-        py_ref t = attribute(mod, ml_dtypes[i].name);
-        PyErr_Clear();
-        if (!t || !PyType_Check(t.get())) return nullptr;
-        if (detail::running_sub_interpreter()) return (PyTypeObject *) t.get();  // the module keeps it; not cached
+        if (!mod || !PyModule_Check(mod)) return nullptr;
+        PyObject *t = PyDict_GetItemString(PyModule_GetDict(mod), ml_dtypes[i].name);  // borrowed
+        if (!t || !PyType_Check(t)) return nullptr;
+        if (detail::running_sub_interpreter()) return (PyTypeObject *) t;  // the module keeps it; not cached
         PyTypeObject *expected = nullptr;
-        if (found[i].compare_exchange_strong(expected, (PyTypeObject *) t.get(), std::memory_order_acq_rel))
-            return (PyTypeObject *) t.release();  // kept for the process
+        Py_INCREF(t);  // kept for the process
+        if (found[i].compare_exchange_strong(expected, (PyTypeObject *) t, std::memory_order_acq_rel))
+            return (PyTypeObject *) t;
+        Py_DECREF(t);
         return expected;  // another thread kept the same type first
     }
 
-    /// The DLPack dtype of an ml_dtypes scalar type of `elsize` bytes (its `tp_name` is "ml_dtypes.<name>",
-    /// and it is that module's type), else false.
+    /// The DLPack dtype of an ml_dtypes scalar type of `elsize` bytes, else false. By identity with
+    /// `ml_dtypes.<name>` alone, never by the type's name: ml_dtypes names its types "ml_dtypes.<name>"
+    /// only from 0.5.1 on ("<name>" before; TensorFlow 2.16/2.17 and the JAX of that time pin older ones).
     static bool ml_dtype_of(PyTypeObject *type, Py_ssize_t elsize, dlpack::DataType &out) noexcept {
-        const char *n = type ? type->tp_name : nullptr;
-        if (!n || std::strncmp(n, "ml_dtypes.", 10) != 0) return false;
+        if (!type) return false;
         for (size_t i = 0; i < ml_dtype_count; ++i) {
             const ml_dtype &e = ml_dtypes[i];
-            if (std::strcmp(n + 10, e.name) != 0) continue;
-            if (elsize != (e.dtype.bits + 7) / 8 || ml_type(i) != type) return false;
+            if (elsize != (e.dtype.bits + 7) / 8 || ml_type(i) != type) continue;
             out = e.dtype;
             return true;
         }

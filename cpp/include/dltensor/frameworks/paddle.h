@@ -124,13 +124,17 @@ inline void written(PyObject *src) noexcept {
     if (!bump || !py_ref(PyObject_CallMethodNoArgs(src, bump))) PyErr_Clear();
 }
 
-/// `astype`; an F-order copy of a CPU tensor comes from NumPy (Paddle allocates row-major).
+/// `astype`, which keeps the layout (and is the tensor itself for its own dtype): a C-order copy is then
+/// Paddle's `contiguous()` (on every device; NumPy would read Paddle's bfloat16 as uint16), an F-order
+/// copy of a CPU tensor comes from NumPy (Paddle allocates row-major).
 DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
     if (!c.name) return py_ref();
     if (c.order == 'F' && c.on_cpu) return convert_through_numpy(src, c);
-    return astype_copy(src, c, false);
+    py_ref copy = astype_copy(src, c, false);
+    if (copy && c.order == 'C') copy = call_method(copy.get(), "contiguous");
+    return copy;
 }
 #else
 ;
