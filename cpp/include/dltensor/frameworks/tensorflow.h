@@ -1,8 +1,9 @@
 // dltensor/frameworks/tensorflow.h: TensorFlow as a framework: `__dlpack__` except for the dtypes whose
 // export aborts the process (string, variant, resource: refused before the call); immutable tensors;
 // conversions with `tf.cast` (F order on the CPU: NumPy); returns through
-// `tensorflow.experimental.dlpack.from_dlpack`, and as copies (through NumPy) where TensorFlow cannot adopt
-// the memory.
+// `tensorflow.experimental.dlpack.from_dlpack` (with the byte_offset folded into `data`:
+// framework::ignores_byte_offset), and as copies (through NumPy) where TensorFlow cannot adopt the
+// memory.
 // Written against the CPython C API only, so every backend shares it.
 #pragma once
 
@@ -105,6 +106,7 @@ DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept
 inline constexpr framework tensorflow_framework = {
     fw_tensorflow, "TensorFlow", frameworks::tensorflow::packages, "tensorflow.Tensor", true,
     /*immutable*/ true, /*copies_read_only*/ false, /*reason*/ nullptr,
+    /*ignores_byte_offset*/ true, /*deleter_not_reentrant*/ false,
     /*classify*/ nullptr, /*read*/ nullptr, /*check_view*/ nullptr, frameworks::tensorflow::export_capsule,
     /*written*/ nullptr, frameworks::tensorflow::convert, frameworks::tensorflow::to_python, /*empty*/ nullptr,
 };
