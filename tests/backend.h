@@ -32,6 +32,7 @@ inline auto weak_referenceable() { return py::dynamic_attr(); }
 #  include <dltensor/nanobind.h>
 #  include <nanobind/stl/function.h>
 #  include <nanobind/stl/optional.h>
+#  include <nanobind/stl/pair.h>
 #  include <nanobind/stl/string.h>
 namespace py = nanobind;
 #  define DLTENSOR_TEST_MODULE(name, m) NB_MODULE(name, m)

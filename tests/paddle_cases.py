@@ -1,12 +1,14 @@
 """PaddlePaddle as a framework: `paddle.Tensor` arguments on every import path (the exchange API with the
 fast paths on, `__dlpack__` off), Paddle's own rules for writable parameters (a leaf that does not stop
 gradient is written only under `paddle.no_grad()`; C++ writes bump the in-place version, as an in-place op
-does), conversions through Paddle's `astype`, `py::paddle` returns of every dtype and layout, `empty()`
-through Paddle's allocator, the float8 formats Paddle has, and lifecycles. Skipped where PaddlePaddle is
+does), conversions through Paddle's `astype`, `py::paddle` returns of every dtype and layout and with a
+byte_offset, `empty()` through Paddle's allocator, the float8 formats Paddle has, and lifecycles: one
+tensor returned twice, views of Paddle tensors dropped (in a subprocess: a hang fails). Skipped where PaddlePaddle is
 not installed (the test extras install it). Run by tests/test_paddle.py in a process of its own (PaddlePaddle
 crashes when imported after TensorFlow); directly: `python -m pytest tests/paddle_cases.py`."""
 import gc
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -151,6 +153,60 @@ def test_return_has_paddles_dtype_and_values(backend_module, dtype, layout):
     else:
         got = out.numpy().astype(np.float64).tolist()
     assert got == expected_2x3(dtype, layout)
+
+
+@pytest.mark.parametrize("offset", [4, 16], ids=["misaligned", "aligned"])
+def test_return_with_a_byte_offset_holds_the_offset_elements(m, offset):
+    # Paddle ignores DLPack's byte_offset: dltensor folds it into data (the C++ functions of
+    # tests/test_export.cpp, which the other frameworks' tests share).
+    gc.collect()
+    before = m.common.owner_frees()
+    t = m.export.offset_paddle(offset, 8)
+    assert isinstance(t, paddle.Tensor) and values(t) == [float(offset + i) for i in range(8)]
+    del t
+    gc.collect()
+    assert m.common.owner_frees() == before + 1
+
+
+def test_one_tensor_returned_twice_is_one_paddle_tensor_released_once(m):
+    # Paddle keeps one import per address (a second import loses a deleter): the second result is the first.
+    gc.collect()
+    before = m.common.owner_frees()
+    a, b = m.export.twice_paddle(16)
+    assert a is b and values(a) == list(range(16))
+    del a, b
+    gc.collect()
+    assert m.common.owner_frees() == before + 1
+    assert m.common.owner_frees_without_gil() == 0
+
+
+DROP_VIEWS = """
+import gc, importlib, sys
+sys.path.insert(0, sys.argv[1])
+import paddle
+m = importlib.import_module(sys.argv[2])
+m.common.set_fast_paths(sys.argv[3] != "dlpack")
+for make in ("view_of", "same_view_of", "tail_view_of"):
+    t = m.paddle.arange(4)  # C++ memory, a DLPack import of Paddle's
+    y = getattr(m.paddle, make)(t)
+    assert y.numpy().tolist() == ([1.0, 2.0, 3.0] if make == "tail_view_of" else [0.0, 1.0, 2.0, 3.0])
+    del t
+    gc.collect()
+    del y  # Paddle's deleter of y releases what keeps t's memory: not from inside that deleter
+    gc.collect()
+print("owners freed", m.common.owner_frees())
+"""
+
+
+@pytest.mark.parametrize("path", ["exchange", "dlpack"])
+def test_dropping_a_view_of_a_paddle_tensor_returns(backend_module, path):
+    # Paddle's DLPack deleter hangs when it runs inside another of its deleters: dltensor releases what a
+    # returned tensor holds after Paddle's deleter returned. A hang fails here (timeout), in a process of its own.
+    build = os.path.dirname(backend_module.__file__)
+    proc = subprocess.run([sys.executable, "-c", DROP_VIEWS, build, backend_module.__name__, path],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "owners freed 3" in proc.stdout, proc.stdout + proc.stderr[-3000:]
 
 
 def test_return_of_cpp_memory_shares_it_and_frees_it_once(m):

@@ -1,11 +1,14 @@
 // tests/test_export.cpp: returning tensors: the framework tag picks the Python type, no tag gives an
 // object with __dlpack__, owners are released exactly once with the GIL (tb::counting_owner, counted by
-// common.owner_frees), return-value policies hold. Registered as the submodule `export`.
+// common.owner_frees), also for one tensor returned twice, a byte_offset reaches every framework,
+// return-value policies hold. Registered as the submodule `export`.
 #include "elements.h"
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -17,6 +20,30 @@ struct Holder {
     float get(size_t i) const { return buf[i]; }
 };
 
+/// A float32 vector of `n` elements whose DLPack `data` is 64-byte aligned memory holding 0, 1, 2, ...
+/// and whose `byte_offset` is `offset` elements: element i is offset + i. The first element is 64-byte
+/// aligned when `offset` is a multiple of 16. A counting owner frees the buffer.
+template <typename... Tags> py::dltensor<Tags..., float, py::ndim<1>> offset_view(size_t offset, size_t n) {
+    auto *base = new float[offset + n + 16];
+    float *data = base + (16 - ((uintptr_t) base % 64) / sizeof(float)) % 16;  // 64-byte aligned
+    for (size_t i = 0; i < offset + n; ++i) data[i] = (float) i;
+    const size_t shape[1] = {n};
+    return py::dltensor<Tags..., float, py::ndim<1>>(data, 1, shape, tb::counting_owner(base), nullptr,
+                                                      tb::dtype_of<float>(), py::device::cpu::value, 0, 'C',
+                                                      offset * sizeof(float));
+}
+
+/// One tensor (arange(n), counting owner) returned twice in one return value.
+template <typename... Tags> auto same_tensor_twice(size_t n) {
+    auto t = tb::arange<Tags...>(n);
+    return std::make_pair(t, t);
+}
+
+template <typename... Tags> void def_framework(py::module_ &m, const std::string &name) {
+    m.def(("offset_" + name).c_str(), &offset_view<Tags...>, py::arg("offset"), py::arg("n"));
+    m.def(("twice_" + name).c_str(), &same_tensor_twice<Tags...>, py::arg("n"));
+}
+
 } // namespace
 
 void init_export(py::module_ &parent) {
@@ -26,6 +53,13 @@ void init_export(py::module_ &parent) {
     m.def("arange_jax", &tb::arange<py::jax>);
     m.def("arange_tensorflow", &tb::arange<py::tensorflow>);
     m.def("arange_none", &tb::arange<>);
+    def_framework<py::numpy>(m, "numpy");
+    def_framework<py::pytorch>(m, "pytorch");
+    def_framework<py::jax>(m, "jax");
+    def_framework<py::tensorflow>(m, "tensorflow");
+    def_framework<py::paddle>(m, "paddle");  // called by tests/paddle_cases.py
+    def_framework<py::memview>(m, "memview");
+    def_framework<>(m, "none");
     m.def("arange_const_numpy", [](size_t n) {
         auto *data = new float[n];
         for (size_t i = 0; i < n; ++i) data[i] = (float) i;

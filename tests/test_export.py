@@ -1,6 +1,7 @@
 """Returning tensors: the framework tag picks the Python type; no tag gives an object with __dlpack__ and
 __dlpack_device__ (not a bare capsule); owners are released exactly once, after the last Python
-reference, with the GIL; return-value policies behave as the binding library documents."""
+reference, with the GIL, also for one tensor returned twice; a byte_offset reaches every framework;
+return-value policies behave as the binding library documents. (PaddlePaddle's returns: paddle_cases.py.)"""
 import gc
 import weakref
 
@@ -50,6 +51,45 @@ def test_owner_is_released_exactly_once_after_the_last_reference(m, fw):
     assert frees(m) == before + 1
     assert m.common.owner_frees_without_gil() == 0
     assert frees(m) == before + 1
+
+
+# Every return framework of this process (PaddlePaddle's: tests/paddle_cases.py, the same C++ functions).
+FRAMEWORKS = ["numpy", "pytorch", "jax", "tensorflow", "none", "memview"]
+
+
+def values(r):
+    """The elements of a returned tensor of any framework, as a list."""
+    if isinstance(r, memoryview):
+        return r.tolist()
+    if type(r).__module__ == "dltensor":  # no framework: read through __dlpack__ (the buffer: memview)
+        return np.from_dlpack(r).tolist()
+    return np.asarray(r).tolist()
+
+
+@pytest.mark.parametrize("offset", [4, 16], ids=["misaligned", "aligned"])
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_byte_offset_reaches_every_framework(m, fw, offset):
+    # data is 64-byte aligned; the first element is `offset` floats further: 16 bytes (misaligned) or 64
+    # (aligned, which TensorFlow adopts without a copy and refuses with a non-zero byte_offset).
+    before = frees(m)
+    r = getattr(m.export, "offset_" + fw)(offset, 8)
+    assert values(r) == [float(offset + i) for i in range(8)]
+    if fw == "none":
+        assert torch.from_dlpack(r).tolist() == [float(offset + i) for i in range(8)]
+    del r
+    assert frees(m) == before + 1
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_one_tensor_returned_twice_releases_its_owner_once(m, fw):
+    before = frees(m)
+    a, b = getattr(m.export, "twice_" + fw)(16)
+    assert values(a) == values(b) == list(range(16))
+    del a
+    assert values(b) == list(range(16))
+    del b
+    assert frees(m) == before + 1
+    assert m.common.owner_frees_without_gil() == 0
 
 
 def test_numpy_return_shares_the_cpp_memory(m):

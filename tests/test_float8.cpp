@@ -3,6 +3,7 @@
 // format to every framework; registered as the submodule `float8` (tests/test_float8.py).
 #include "elements.h"
 
+#include <cstdint>
 #include <string>
 
 namespace {
@@ -40,6 +41,15 @@ template <typename F, typename... Tags> py::object reversed_patterns() {
     py::dltensor<Tags..., F> out(data, 1, shape, owner, strides, tb::dtype_of<F>(), py::device::cpu::value, 0,
                                  'A', 255 * sizeof(F));
     return py::object(out.cast());
+}
+
+/// Every bit pattern, annotated `Tags...`, at a 64-byte aligned address or (`misaligned`) one byte past one.
+template <typename F, typename... Tags> auto placed_patterns(bool misaligned) {
+    auto *base = new F[256 + 64];
+    F *data = base + (64 - (uintptr_t) base % 64) % 64 + (misaligned ? 1 : 0);
+    for (int i = 0; i < 256; ++i) data[i] = F::from_bits((uint8_t) i);
+    py::capsule owner(base, [](void *p) noexcept { delete[] static_cast<F *>(p); });
+    return py::dltensor<Tags..., F, py::ndim<1>>(data, {(size_t) 256}, owner);
 }
 
 /// `Out::empty({256})` filled with every bit pattern.
@@ -80,6 +90,8 @@ template <typename F> void def_format(py::module_ &m, const std::string &name) {
     def("return_pytorch", [] { return all_patterns<F, py::pytorch>(); });
     def("return_jax", [] { return all_patterns<F, py::jax>(); });
     def("return_none", [] { return all_patterns<F>(); });
+    def("placed_tensorflow", [](bool misaligned) { return placed_patterns<F, py::tensorflow>(misaligned); },
+        py::arg("misaligned"));
     def("reversed_numpy", [] { return reversed_patterns<F, py::numpy>(); });
     def("reversed_pytorch", [] { return reversed_patterns<F, py::pytorch>(); });
     def("reversed_jax", [] { return reversed_patterns<F, py::jax>(); });

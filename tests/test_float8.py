@@ -1,7 +1,8 @@
 """The 8-bit floats (`py::float8_e4m3fn`, `py::float8_e5m2`, ... : DLPack 1.1's codes 7..14): the storage
 types' conversions bit-exact against ml_dtypes (every one of the 256 patterns to float, a sweep of floats
 from float); every format from every producer that has it (ml_dtypes NumPy arrays, PyTorch, JAX, any
-`__dlpack__` producer) for read-only and writable parameters; every return framework and `empty()`; a
+`__dlpack__` producer) for read-only and writable parameters; every return framework (TensorFlow: its
+formats, at any alignment; the others refused, named) and `empty()`; a
 different format never binds without the producer's own conversion; sub-byte types (float6, float4, int4)
 are refused with an explanation that names them."""
 import importlib.util
@@ -293,6 +294,25 @@ def test_jax_returns_jnp_float8(m, name, how):
     a = fn(m, f"{how}_jax", name)()
     assert isinstance(a, jax.Array) and a.dtype == jax_dtype(name)
     assert np.array_equal(np.asarray(a).view(np.uint8), PATTERNS)
+
+
+# TensorFlow 2.21's float8 dtypes (its NumPy import takes ml_dtypes' arrays of these; its DLPack import none).
+TENSORFLOW_FLOAT8 = ["float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"]
+
+
+@pytest.mark.parametrize("misaligned", [False, True], ids=["aligned", "misaligned"])
+@pytest.mark.parametrize("name", FORMATS)
+def test_tensorflow_returns_its_float8_at_any_alignment(m, name, misaligned):
+    # 64-byte aligned memory would otherwise go to TensorFlow's DLPack import, which has no float8 code.
+    tf = pytest.importorskip("tensorflow")
+    returned = fn(m, "placed_tensorflow", name)
+    if name not in TENSORFLOW_FLOAT8:
+        with pytest.raises(TypeError, match=f"TensorFlow has no {name} dtype"):
+            returned(misaligned)
+        return
+    t = returned(misaligned)
+    assert isinstance(t, tf.Tensor) and t.dtype.name == name
+    assert t.numpy().view(np.uint8).tolist() == PATTERNS.tolist()
 
 
 @pytest.mark.parametrize("how", ["return", "empty"])

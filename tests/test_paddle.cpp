@@ -4,6 +4,7 @@
 // (`producers.read_f32`, ...) and the dtype x layout returns (`producers.ret_paddle`) are shared.
 #include "elements.h"
 
+#include <array>
 #include <cstdint>
 
 namespace {
@@ -44,6 +45,18 @@ void init_paddle(py::module_ &parent) {
     // (Paddle has no read-only tensors and ignores DLPack's read-only flag).
     m.def("view_of", [](py::dltensor<float> x) { return py::dltensor<py::paddle, float>(x); });
     m.def("const_view_of", [](py::dltensor<const float> x) { return py::dltensor<py::paddle, const float>(x); });
+    // New py::paddle views of a caller's tensor, kept alive by the caller's object (`x.cast()`): of all of it
+    // (exactly its view), and of all but its first element. Dropping one must not hang (Paddle's DLPack
+    // deleter is not re-entrant; tests/paddle_cases.py, in a subprocess).
+    m.def("same_view_of", [](py::dltensor<float, py::ndim<1>> x) {
+        return py::dltensor<py::paddle, float, py::ndim<1>>(x.data(), 1, std::array<size_t, 1>{x.shape(0)}.data(),
+                                                            x.cast(), std::array<int64_t, 1>{x.stride(0)}.data());
+    });
+    m.def("tail_view_of", [](py::dltensor<float, py::ndim<1>> x) {
+        return py::dltensor<py::paddle, float, py::ndim<1>>(x.data() + x.stride(0), 1,
+                                                            std::array<size_t, 1>{x.shape(0) - 1}.data(), x.cast(),
+                                                            std::array<int64_t, 1>{x.stride(0)}.data());
+    });
     m.def("empty_f32", [](size_t rows, size_t cols) {
         auto out = py::dltensor<py::paddle, float, py::ndim<2>>::empty({rows, cols});
         for (size_t i = 0; i < rows; ++i)

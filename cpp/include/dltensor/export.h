@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "config.h"
+#include "deferred_release.h"
 #include "dlpack.h"
 #include "frameworks/framework.h"
 #include "handle.h"
@@ -355,6 +356,39 @@ DLTENSOR_CORE PyObject *export_view_of(tensor_handle *h, const dlpack::Tensor &v
     Py_DECREF(keep);
     if (!v) return nullptr;
     PyObject *out = export_tensor(v, framework, copy);
+    v->dec_ref();
+    return out;
+}
+#else
+;
+#endif
+} // namespace detail
+
+/// Does framework `f` mishandle `h` as it is (see export_adapted())? One predictable branch where `f`
+/// takes every tensor as it is.
+inline bool needs_adapted_export(const framework &f, const tensor_handle *h) noexcept {
+    return f.deleter_not_reentrant || (f.ignores_byte_offset && h->tensor().byte_offset != 0);
+}
+
+namespace detail {
+/// Exports `h` to `f` (its `to_python`) over a view adapted to what `f` mishandles: the `byte_offset`
+/// folded into `data` where `f` ignores or refuses it, and kept alive by an owner that releases `h` after
+/// `f`'s deleter returned where that deleter is not re-entrant (deferred_release.h); else kept by the
+/// owner of `h`. New reference, or NULL with an error set.
+DLTENSOR_CORE PyObject *export_adapted(tensor_handle *h, const framework &f, bool copy) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    dlpack::Tensor view;
+    dlpack::copy_view(view, h->tensor());
+    if (f.ignores_byte_offset) {
+        view.data = static_cast<char *>(view.data) + view.byte_offset;
+        view.byte_offset = 0;
+    }
+    const py_ref owner(f.deleter_not_reentrant ? deferred_release_owner(h) : h->new_owner_reference());
+    if (f.deleter_not_reentrant && !owner) return nullptr;
+    tensor_handle *v = tensor_handle::create(view, owner.get(), h->read_only(), h->stream());
+    if (!v) return nullptr;
+    PyObject *out = f.to_python(v, copy);
     v->dec_ref();
     return out;
 }

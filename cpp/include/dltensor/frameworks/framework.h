@@ -90,6 +90,12 @@ struct framework {
     /// The explanation of a refusal for one of its own rules (`lazy`, `requires_grad`, `inference`; for a
     /// read-only parameter when `read_only`), a static string, or NULL for the generic one.
     const char *(*reason)(mismatch why, bool read_only) noexcept;
+    /// Its DLPack import ignores `byte_offset` (PaddlePaddle) or refuses a non-zero one (TensorFlow): a
+    /// return reaches it with the offset folded into `data` (export.h: export_adapted()).
+    bool ignores_byte_offset;
+    /// Its DLPack deleter hangs when it runs inside another of its deleters (PaddlePaddle): what keeps a
+    /// returned tensor's memory is released after its deleter returned (deferred_release.h).
+    bool deleter_not_reentrant;
 
     /// A type it has not seen (`info.kind` set): fills the rest of `info` (`checks`, `uninitialized`) and
     /// may veto the exchange route (`use_exchange_api` false). May run Python; leaves no error set.

@@ -203,6 +203,7 @@ DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept
 inline constexpr framework jax_framework = {
     fw_jax, "JAX", frameworks::jax::packages, "jax.Array", true,
     /*immutable*/ true, /*copies_read_only*/ false, /*reason*/ nullptr,
+    /*ignores_byte_offset*/ false, /*deleter_not_reentrant*/ false,
     /*classify*/ nullptr, /*read*/ nullptr, /*check_view*/ nullptr, frameworks::jax::export_capsule,
     /*written*/ nullptr, frameworks::jax::convert, frameworks::jax::to_python, /*empty*/ nullptr,
 };

@@ -48,6 +48,7 @@ DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool) noexcept
 inline constexpr framework mlx_framework = {
     fw_mlx, "MLX", frameworks::mlx::packages, nullptr, false,
     /*immutable*/ false, /*copies_read_only*/ false, /*reason*/ nullptr,
+    /*ignores_byte_offset*/ false, /*deleter_not_reentrant*/ false,
     /*classify*/ nullptr, /*read*/ nullptr, /*check_view*/ nullptr, /*export_capsule*/ nullptr,
     /*written*/ nullptr, /*convert*/ nullptr, frameworks::mlx::to_python, /*empty*/ nullptr,
 };

@@ -223,6 +223,7 @@ inline constexpr const char *packages[] = {"numpy", nullptr};
 inline constexpr framework numpy_framework = {
     fw_numpy, "NumPy", frameworks::numpy::packages, nullptr, false,
     /*immutable*/ false, /*copies_read_only*/ false, /*reason*/ nullptr,
+    /*ignores_byte_offset*/ false, /*deleter_not_reentrant*/ false,
     /*classify*/ nullptr, frameworks::numpy::read, /*check_view*/ nullptr, /*export_capsule*/ nullptr,
     /*written*/ nullptr, frameworks::numpy::convert, frameworks::numpy::to_python, frameworks::numpy::empty,
 };

@@ -3,7 +3,9 @@
 // stop gradient: Paddle's `__dlpack__` refuses those); Paddle's in-place rule for writable parameters (a
 // leaf that does not stop gradient is written only under `paddle.no_grad()`) and its in-place version
 // counter; conversions with `astype`; returns and `empty()` through the exchange API (its allocator),
-// else `paddle.from_dlpack`. Written against the CPython C API only, so every backend shares it.
+// else `paddle.from_dlpack` (with the byte_offset folded into `data` and the release deferred out of
+// Paddle's deleter: framework::ignores_byte_offset, deleter_not_reentrant; one tensor per live view:
+// paddle_views.h). Written against the CPython C API only, so every backend shares it.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -34,6 +36,7 @@ inline constexpr int fw_paddle = framework_tags::paddle::value;
 #include "../py_ref.h"
 #include "../strides.h"
 #include "numpy.h"
+#include "paddle_views.h"
 
 namespace dlt {
 
@@ -182,7 +185,16 @@ DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept
     const dlpack::Tensor &t = h->tensor();
     if (!has_dtype(t.dtype)) return nullptr;
     if (has_negative_stride(t)) return from_c_ordered_copy(h);
-    return export_to_exchange_framework(fast_paths_enabled() ? process::get().api : nullptr, "paddle", h, copy);
+    // One import per address (paddle_views.h): a view returned again while its tensor lives is that tensor.
+    live_views &views = live_views::get();
+    if (PyObject *same = views.find(t)) {
+        if (!copy) return same;
+        const py_ref kept(same);
+        return call_method(same, "clone").release();
+    }
+    PyObject *out = export_to_exchange_framework(fast_paths_enabled() ? process::get().api : nullptr, "paddle", h, copy);
+    if (out && !copy) views.remember(t, out);
+    return out;
 }
 #else
 ;
@@ -213,6 +225,7 @@ inline const char *reason(mismatch why, bool) noexcept {
 inline constexpr framework paddle_framework = {
     fw_paddle, "PaddlePaddle", frameworks::paddle::packages, "paddle.Tensor", false,
     /*immutable*/ false, /*copies_read_only*/ true, frameworks::paddle::reason,
+    /*ignores_byte_offset*/ true, /*deleter_not_reentrant*/ true,
     /*classify*/ nullptr, /*read*/ nullptr, frameworks::paddle::check_view, frameworks::paddle::export_capsule,
     frameworks::paddle::written, frameworks::paddle::convert, frameworks::paddle::to_python,
     frameworks::paddle::empty,

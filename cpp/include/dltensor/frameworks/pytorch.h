@@ -177,6 +177,7 @@ inline const char *reason(mismatch why, bool read_only) noexcept {
 inline constexpr framework pytorch_framework = {
     fw_pytorch, "PyTorch", frameworks::pytorch::packages, "torch.Tensor", false,
     /*immutable*/ false, /*copies_read_only*/ true, frameworks::pytorch::reason,
+    /*ignores_byte_offset*/ false, /*deleter_not_reentrant*/ false,
     frameworks::pytorch::classify, /*read*/ nullptr, frameworks::pytorch::check_view,
     frameworks::pytorch::export_capsule, frameworks::pytorch::written, frameworks::pytorch::convert,
     frameworks::pytorch::to_python, frameworks::pytorch::empty,

@@ -92,6 +92,7 @@ DLTENSOR_CORE PyObject *export_tensor(tensor_handle *h, int framework, bool copy
     // NumPy's and PyTorch's called directly (inlined: the hot paths of returns), any other's by pointer.
     if (f == &numpy_framework) return frameworks::numpy::to_python(h, copy);
     if (f == &pytorch_framework) return frameworks::pytorch::to_python(h, copy);
+    if (needs_adapted_export(*f, h)) return detail::export_adapted(h, *f, copy);
     return f->to_python(h, copy);
 }
 #else

@@ -1,8 +1,9 @@
 // dltensor/frameworks/tensorflow.h: TensorFlow as a framework: `__dlpack__` except for the dtypes whose
 // export aborts the process (string, variant, resource: refused before the call); immutable tensors;
 // conversions with `tf.cast` (F order on the CPU: NumPy); returns through
-// `tensorflow.experimental.dlpack.from_dlpack`, and as copies (through NumPy) where TensorFlow cannot adopt
-// the memory.
+// `tensorflow.experimental.dlpack.from_dlpack` (with the byte_offset folded into `data`:
+// framework::ignores_byte_offset), and as copies (through NumPy) where TensorFlow cannot adopt the memory
+// and for float8.
 // Written against the CPython C API only, so every backend shares it.
 #pragma once
 
@@ -28,6 +29,7 @@ inline constexpr int fw_tensorflow = framework_tags::tensorflow::value;
 #include <cstring>
 #include "../capsule_import.h"
 #include "../dlpack.h"
+#include "../dtypes.h"
 #include "../export.h"
 #include "../handle.h"
 #include "../py_ref.h"
@@ -80,15 +82,41 @@ DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcep
 ;
 #endif
 
-/// TensorFlow adopts only C-ordered CPU memory, and aborts the process in the first kernel that needs
-/// 64-byte alignment of memory it adopted: other CPU tensors, and copies, reach it through a C-ordered
-/// NumPy copy (`tensorflow.convert_to_tensor`, which copies into memory of its own).
+/// TensorFlow's float8 dtypes (TensorFlow 2.21): its DLPack import has none, its NumPy import (ml_dtypes)
+/// these. Any other float8 format: false with a TypeError naming it.
+inline bool has_float8(uint8_t code) noexcept {
+    switch (code) {
+        case dlpack::float8_e4m3b11fnuz:
+        case dlpack::float8_e4m3fn:
+        case dlpack::float8_e4m3fnuz:
+        case dlpack::float8_e5m2:
+        case dlpack::float8_e5m2fnuz: return true;
+        default:
+            PyErr_Format(PyExc_TypeError, "dltensor: TensorFlow has no %s dtype: a tensor of it cannot become a "
+                                          "tensorflow.Tensor", small_float_name(code));
+            return false;
+    }
+}
+
+/// TensorFlow adopts only C-ordered CPU memory, aborts the process in the first kernel that needs 64-byte
+/// alignment of memory it adopted, and has no float8 in its DLPack import: other CPU tensors, float8
+/// (only on the CPU), and copies reach it through a C-ordered NumPy copy (`tensorflow.convert_to_tensor`,
+/// which copies into memory of its own; float8 as ml_dtypes' dtypes).
 DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
     const dlpack::Tensor &t = h->tensor();
-    if (copy || (t.device.device_type == dlpack::cpu &&
-                 (!has_order(t, 'C') || ((uintptr_t) t.data + t.byte_offset) % 64 != 0))) {
+    const bool cpu = t.device.device_type == dlpack::cpu;
+    if (is_float8_code(t.dtype.code)) {
+        if (!has_float8(t.dtype.code)) return nullptr;
+        if (!cpu) {
+            PyErr_SetString(PyExc_TypeError, "dltensor: TensorFlow's DLPack import has no float8: a float8 tensor "
+                                             "becomes a tensorflow.Tensor only from the CPU (through NumPy)");
+            return nullptr;
+        }
+        copy = true;
+    }
+    if (copy || (cpu && (!has_order(t, 'C') || ((uintptr_t) t.data + t.byte_offset) % 64 != 0))) {
         const py_ref array(export_tensor(h, fw_numpy, true));
         return array ? call_function("tensorflow", "convert_to_tensor", array.get()).release() : nullptr;
     }
@@ -105,6 +133,7 @@ DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept
 inline constexpr framework tensorflow_framework = {
     fw_tensorflow, "TensorFlow", frameworks::tensorflow::packages, "tensorflow.Tensor", true,
     /*immutable*/ true, /*copies_read_only*/ false, /*reason*/ nullptr,
+    /*ignores_byte_offset*/ true, /*deleter_not_reentrant*/ false,
     /*classify*/ nullptr, /*read*/ nullptr, /*check_view*/ nullptr, frameworks::tensorflow::export_capsule,
     /*written*/ nullptr, frameworks::tensorflow::convert, frameworks::tensorflow::to_python, /*empty*/ nullptr,
 };

@@ -1,0 +1,120 @@
+// dltensor/frameworks/paddle_views.h: PaddlePaddle keeps one DLPack import per data address. A second
+// import of an address while the tensor of the first lives loses a deleter (tested with paddlepaddle 3.3:
+// two capsules over one address, one deleter call), so that memory returned twice (one tensor returned as
+// a pair, or again while the first result lives) would never be released. This table remembers the
+// `paddle.Tensor` returned for each view (weakly): a view returned again while that tensor lives gets the
+// same tensor back, and a copy of it is that tensor's `clone()`. Views that differ only in shape or
+// strides at one address, views of more than `max_ndim` dimensions, and more than `capacity` live views
+// at once are not covered (docs/reference.md §13). Main interpreter only, GIL builds only (Paddle has no
+// free-threaded build). Written against the CPython C API only.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <cstdint>
+
+#include "../dlpack.h"
+#include "../interpreter.h"
+
+namespace dlt {
+namespace frameworks {
+namespace paddle {
+
+/// The returned tensors of views, by view (see the top of this file).
+class live_views {
+public:
+    static constexpr int capacity = 8;
+    static constexpr int max_ndim = 8;
+
+    static live_views &get() noexcept {
+        static live_views table;  // per extension module; its weak references live as long as the process
+        return table;
+    }
+
+    /// The live `paddle.Tensor` returned for exactly `t` (a new reference), or NULL (no error set).
+    PyObject *find(const dlpack::Tensor &t) noexcept {
+        if (!usable()) return nullptr;
+        for (entry &e : entries_) {
+            if (!e.ref) continue;
+            PyObject *o = alive(e);
+            if (o && same(e, t)) return o;
+            Py_XDECREF(o);
+        }
+        return nullptr;
+    }
+
+    /// Remembers `tensor` as what `t` returned (no error left set).
+    void remember(const dlpack::Tensor &t, PyObject *tensor) noexcept {
+        if (!usable() || t.ndim > max_ndim) return;
+        entry *slot = nullptr;
+        for (entry &e : entries_) {
+            PyObject *o = e.ref ? alive(e) : nullptr;
+            Py_XDECREF(o);
+            if (!o) { slot = &e; break; }
+        }
+        if (!slot) slot = &entries_[next_++ % capacity];  // all live: the oldest slot is reused
+        Py_CLEAR(slot->ref);
+        slot->ref = PyWeakref_NewRef(tensor, nullptr);
+        if (!slot->ref) { PyErr_Clear(); return; }
+        slot->data = t.data;
+        slot->byte_offset = t.byte_offset;
+        slot->dtype = t.dtype;
+        slot->device = t.device;
+        slot->ndim = t.ndim;
+        for (int32_t i = 0; i < t.ndim; ++i) {
+            slot->dims[i] = t.shape[i];
+            slot->dims[max_ndim + i] = t.strides[i];
+        }
+    }
+
+private:
+    struct entry {
+        PyObject *ref = nullptr;  ///< a weak reference to the tensor; NULL: a free slot
+        void *data = nullptr;
+        uint64_t byte_offset = 0;
+        dlpack::DataType dtype{};
+        dlpack::Device device{};
+        int32_t ndim = 0;
+        int64_t dims[2 * max_ndim] = {};  ///< shape, then strides
+    };
+    entry entries_[capacity];
+    unsigned next_ = 0;
+
+    static bool usable() noexcept {
+#ifdef Py_GIL_DISABLED
+        return false;
+#else
+        return current_interpreter_id() == 0;
+#endif
+    }
+    /// The entry's tensor (a new reference), or NULL, clearing the entry, when it is gone.
+    static PyObject *alive(entry &e) noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+        PyObject *o = nullptr;
+        if (PyWeakref_GetRef(e.ref, &o) < 0) PyErr_Clear();
+#else
+        PyObject *o = PyWeakref_GetObject(e.ref);
+        o = o == Py_None ? nullptr : o;
+        Py_XINCREF(o);
+#endif
+        if (!o) Py_CLEAR(e.ref);
+        return o;
+    }
+    /// Is `t` exactly the entry's view? (Handles always carry strides.)
+    static bool same(const entry &e, const dlpack::Tensor &t) noexcept {
+        if (e.data != t.data || e.byte_offset != t.byte_offset || e.dtype != t.dtype || e.ndim != t.ndim ||
+            e.device.device_type != t.device.device_type || e.device.device_id != t.device.device_id ||
+            (t.ndim && !t.strides))
+            return false;
+        for (int32_t i = 0; i < t.ndim; ++i)
+            if (e.dims[i] != t.shape[i] || e.dims[max_ndim + i] != t.strides[i]) return false;
+        return true;
+    }
+};
+
+} // namespace paddle
+} // namespace frameworks
+} // namespace dlt
