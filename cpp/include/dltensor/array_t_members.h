@@ -188,14 +188,13 @@ public:
         check_factory_shape("copy_of", shape, ndim, N, 0, false);
         Derived t = Derived::empty(ndim, shape);
         auto *out = cpu_data_of(t);
-        if (!t.nbytes()) return t;
-        int64_t dims[dlpack::max_ndim], steps[dlpack::max_ndim];
-        for (size_t i = 0; i < ndim; ++i) {
-            dims[i] = (int64_t) t.shape(i);
-            steps[i] = t.stride(i);
-        }
-        copy_dense_into(data, (char) Derived::Config::Order::value == 'F' ? 'F' : 'C', out, dims, steps, ndim,
-                        sizeof(*out));
+        const size_t bytes = t.nbytes();
+        if (!bytes) return t;
+        constexpr char order = (char) Derived::Config::Order::value == 'F' ? 'F' : 'C';
+        if (is_contiguous_in(order, t.shape_ptr(), t.stride_ptr(), ndim))  // what empty() gives: one memcpy
+            std::memcpy((void *) out, data, bytes);
+        else
+            copy_dense_into(data, order, out, t.shape_ptr(), t.stride_ptr(), ndim, sizeof(*out));
         return t;
     }
 

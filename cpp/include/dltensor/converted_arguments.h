@@ -10,18 +10,17 @@
 #endif
 #include <Python.h>
 
-#include <new>
-
 #include "config.h"
-#include "keep_alive.h"
 
 namespace dlt {
 
-/// One argument of a call in progress: the caller's object and the owner of the tensor bound instead.
+/// One argument of a call in progress: the caller's object and the owner of the tensor bound instead. The
+/// backend's argument caster holds it, so it lives exactly as long as the call's arguments (on pybind11,
+/// until after the return's cast): no allocation.
 struct converted_argument {
-    PyObject *argument;        ///< the caller's object (borrowed: the call holds it)
-    PyObject *owner;           ///< keeps the tensor bound for `argument` alive (a reference)
-    converted_argument *next;  ///< the previous one remembered on this thread
+    PyObject *argument = nullptr;        ///< the caller's object (borrowed: the call holds it)
+    PyObject *owner = nullptr;           ///< keeps the tensor bound for `argument` alive (a reference)
+    converted_argument *next = nullptr;  ///< the one remembered before it on this thread
 };
 
 namespace detail {
@@ -35,40 +34,35 @@ DLTENSOR_CORE converted_argument *&converted_arguments() noexcept
 #else
 ;
 #endif
-
-inline constexpr char converted_argument_name[] = "dltensor.converted_argument";
-
-/// Forgets `a` (wherever it is in the thread's list) and releases its owner.
-inline void forget_converted_argument(converted_argument *a) noexcept {
-    for (converted_argument **p = &converted_arguments(); *p; p = &(*p)->next)
-        if (*p == a) { *p = a->next; break; }
-    Py_DECREF(a->owner);
-    delete a;
-}
 } // namespace detail
 
-/// Remembers, for the calling thread, that `argument` was bound as the tensor `owner` keeps alive, until
-/// the returned object (an owner capsule, which also holds `owner`) is freed: the backend keeps it with
-/// the call. New reference, or NULL with a Python error set.
-DLTENSOR_CORE PyObject *remember_converted_argument(PyObject *argument, PyObject *owner) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    auto *a = new (std::nothrow) converted_argument{argument, owner, detail::converted_arguments()};
-    if (!a) return PyErr_NoMemory();
+/// Remembers in `a`, for the calling thread, that `argument` was bound as the tensor `owner` keeps alive,
+/// holding a reference to `owner` until forget_converted_argument(a).
+inline void remember_converted_argument(converted_argument &a, PyObject *argument, PyObject *owner) noexcept {
     Py_INCREF(owner);
-    PyObject *keeper = owner_capsule<converted_argument, detail::forget_converted_argument,
-                                     detail::converted_argument_name>(a);
-    if (!keeper) {
-        Py_DECREF(owner);
-        delete a;
-        return nullptr;
-    }
-    detail::converted_arguments() = a;
-    return keeper;
+    a.argument = argument;
+    a.owner = owner;
+    a.next = detail::converted_arguments();
+    detail::converted_arguments() = &a;
 }
-#else
-;
-#endif
+
+/// Forgets `a` (wherever it is in the thread's list; nothing when it remembers nothing) and releases its
+/// owner.
+inline void forget_converted_argument(converted_argument &a) noexcept {
+    if (!a.owner) return;
+    for (converted_argument **p = &detail::converted_arguments(); *p; p = &(*p)->next)
+        if (*p == &a) { *p = a.next; break; }
+    Py_CLEAR(a.owner);
+}
+
+/// Moves what `from` remembers into `to` (a caster returned by value), keeping its place in the list.
+inline void move_converted_argument(converted_argument &to, converted_argument &from) noexcept {
+    to = from;
+    from.owner = nullptr;
+    if (!to.owner) return;
+    for (converted_argument **p = &detail::converted_arguments(); *p; p = &(*p)->next)
+        if (*p == &from) { *p = &to; break; }
+}
 
 /// The owner of the tensor bound last for `argument` by a call in progress on this thread (borrowed), or
 /// NULL when `argument` was bound as itself (or by no call in progress).

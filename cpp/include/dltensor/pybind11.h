@@ -441,20 +441,6 @@ DLTENSOR_COLD inline bool dltensor_refusal(handle src, const char *signature) no
     return true;
 }
 
-/// An argument bound as another object's tensor (a converted copy, a raw capsule's tensor): the tensor's
-/// owner is kept with the call, until after the return's cast (pybind11's loader_life_support), and
-/// remembered for a `reference_internal` return (converted_arguments.h). Outside a bound function
-/// (`py::cast` at import time) nothing is kept: no return follows.
-inline void dltensor_keep_converted(handle src, PyObject *owner) {
-    PyObject *keeper = dlt::remember_converted_argument(src.ptr(), owner);
-    if (!keeper) { PyErr_Clear(); return; }
-    try {
-        loader_life_support::add_patient(keeper);
-    } catch (const cast_error &) {  // no call in progress
-    }
-    Py_DECREF(keeper);
-}
-
 template <typename... Args> class type_caster<pybind11::dltensor<Args...>> {
 public:
     using Value = pybind11::dltensor<Args...>;
@@ -483,12 +469,14 @@ public:
     type_caster &operator=(const type_caster &) = delete;
     type_caster(type_caster &&o) noexcept : value(std::move(o.value)), m_consumed(o.m_consumed), m_taken(o.m_taken) {
         o.m_consumed = nullptr;  // py::cast's load_type() returns a caster by value
+        dlt::move_converted_argument(m_converted, o.m_converted);
     }
     /// A raw capsule bound by a pass whose call did not go ahead (another argument failed) gets its tensor
     /// back, so that the next pass or overload can bind it (pybind11 drops the loaded arguments).
     ~type_caster() {
         dlt::tensor_handle *h = value.handle();
         if (m_consumed && !m_taken && h && h->unique()) dlt::detail::restore_consumed_capsule(m_consumed, h->owner());
+        dlt::forget_converted_argument(m_converted);
     }
 
     /// Fails (no Python error set; `dlt::last_refusal()` says why) unless `src` satisfies the annotations,
@@ -506,13 +494,17 @@ public:
         h->set_source(im.source, im.source_framework);
         value = Value(h, true);
         m_consumed = im.consumed;
-        if (im.source != src.ptr()) dltensor_keep_converted(src, im.owner.get());  // a copy, a capsule
+        // Another object's tensor (a converted copy, a raw capsule's): the caster keeps its owner, and so the
+        // tensor, until pybind11 destroys the call's casters, after the return's cast (a by-value parameter
+        // is moved out of the caster and dropped before that); a reference_internal return finds it here.
+        if (im.source != src.ptr()) dlt::remember_converted_argument(m_converted, src.ptr(), im.owner.get());
         return true;
     }
 
 private:
     PyObject *m_consumed = nullptr;  ///< the caller's raw capsule that load() consumed (borrowed)
     bool m_taken = false;            ///< the value went to the call (or to the caller of py::cast)
+    dlt::converted_argument m_converted;  ///< what load() bound instead of `src` (converted_arguments.h)
 
 public:
 

@@ -107,6 +107,19 @@ inline void contiguous_strides(const int64_t *shape, size_t ndim, char order, in
     }
 }
 
+/// Are `strides` the element strides of contiguous memory of `shape[0..ndim)` in `order` ('F':
+/// column-major, else row-major)? Size-1 dimensions place no constraint on their stride.
+DLTENSOR_HOT_INLINE bool is_contiguous_in(char order, const int64_t *shape, const int64_t *strides,
+                                          size_t ndim) noexcept {
+    int64_t step = 1;
+    for (size_t k = 0; k < ndim; ++k) {
+        const size_t i = order == 'F' ? k : ndim - 1 - k;
+        if (shape[i] != 1 && strides[i] != step) return false;
+        step *= shape[i];
+    }
+    return true;
+}
+
 /// Copies the elements of `shape[0..ndim)` that lie densely at `src` in `order` ('F': column-major, else
 /// row-major), `itemsize` bytes each, into `dst` laid out with the element `strides`: one `memcpy` when
 /// those strides are `order`'s contiguous ones, else element by element (`copy_of()` into a tensor whose
@@ -115,13 +128,9 @@ DLTENSOR_CORE void copy_dense_into(const void *src, char order, void *dst, const
                                    const int64_t *strides, size_t ndim, size_t itemsize) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
-    int64_t count = 1, dense[dlpack::max_ndim];
-    contiguous_strides(shape, ndim, order, dense);
-    bool same = true;
-    for (size_t i = 0; i < ndim; ++i) {
-        count *= shape[i];
-        same = same && (shape[i] == 1 || strides[i] == dense[i]);
-    }
+    int64_t count = 1;
+    for (size_t i = 0; i < ndim; ++i) count *= shape[i];
+    const bool same = is_contiguous_in(order, shape, strides, ndim);
     if (count == 0) return;
     if (same) { std::memcpy(dst, src, (size_t) count * itemsize); return; }
     const char *from = static_cast<const char *>(src);
