@@ -169,6 +169,18 @@ public:
         return t;
     }
 
+    /// `Derived::empty(ndim, shape, device_id)` (each backend's) with the shape as a braced list.
+    static Derived empty(std::initializer_list<size_t> shape, int device_id = 0) {
+        return Derived::empty(shape.size(), shape.begin(), device_id);
+    }
+    /// The same with a shape known at run time: a contiguous container of integers (`std::vector<size_t>`,
+    /// `std::vector<py::ssize_t>`, `std::array`); a negative extent throws `std::invalid_argument`.
+    template <typename Shape, std::enable_if_t<is_extent_container_v<Shape>, int> = 0>
+    static Derived empty(const Shape &shape, int device_id = 0) {
+        const extent_list e(shape, "empty");
+        return Derived::empty(e.n, e.v, device_id);
+    }
+
     /// A new tensor (allocated as `Derived::empty(shape)`: the annotated framework's, in the annotated
     /// order) holding a copy, made now, of the `shape` elements at `data`, laid out in that order (C order
     /// unless annotated `f_contig`), copied through the result's strides wherever its layout differs.

@@ -287,18 +287,10 @@ public:
     /// allocator for `py::pytorch` and on other devices (on CUDA its caching allocator). Needs a dtype; the
     /// device is the annotated one (CPU when none), the order the annotated one. Throws `python_error`
     /// when allocation fails, `std::invalid_argument` when the shape contradicts the annotated ndim.
-    static dltensor empty(std::initializer_list<size_t> shape, int device_id = 0) {
-        return empty(shape.size(), shape.begin(), device_id);
-    }
-    /// The same with a shape known at run time: a contiguous container of integers (`std::vector<size_t>`,
-    /// `std::vector<py::ssize_t>`, `std::array`); a negative extent throws `std::invalid_argument`.
-    template <typename Shape, std::enable_if_t<dlt::is_extent_container_v<Shape>, int> = 0>
-    static dltensor empty(const Shape &shape, int device_id = 0) {
-        const dlt::extent_list e(shape, "empty");
-        return empty(e.n, e.v, device_id);
-    }
-    /// The same with `ndim` extents at `shape`.
+    /// The shape is `ndim` extents at `shape`; `empty({rows, cols})` and `empty(container)` are
+    /// array_t_members' spellings of the same call.
     static dltensor empty(size_t ndim, const size_t *shape, int device_id = 0);
+    using members::empty;
 
     /// What keeps this tensor's memory alive, for a view of it (`leading()`): its owner; a capsule holding
     /// its nanobind handle when only nanobind knows the owner (adopted from a plain nb::ndarray); empty for
