@@ -5,6 +5,8 @@ Shared by the tests (the C++ test module, the downstream project, the examples) 
 runner. dltensor itself comes from the checkout's build tree (``dltensor_package_dir()``), never from a
 copy installed in site-packages: editing a header and rerunning pytest tests the edited header.
 """
+import contextlib
+import fcntl
 import os
 import re
 import subprocess
@@ -23,10 +25,24 @@ def dltensor_package_dir() -> str:
         import dltensor
         return dltensor.cmake_dir()
     build = REPO / "tests" / ".build" / "dltensor-package"
-    if not (build / "dltensorConfig.cmake").is_file():
-        build.mkdir(parents=True, exist_ok=True)
-        run([sys.executable, "-m", "cmake", "-S", str(REPO), "-B", str(build)])
+    with build_lock(build):
+        if not (build / "dltensorConfig.cmake").is_file():
+            run([sys.executable, "-m", "cmake", "-S", str(REPO), "-B", str(build)])
     return str(build)
+
+
+@contextlib.contextmanager
+def build_lock(build: Path):
+    """Holds an exclusive lock on the build dir `build` (a file beside it, `<build>.lock`) for the block:
+    pytest-xdist's workers, or two suites at once, that need the same build wait for each other's build
+    instead of writing into one tree together; the second then finds it up to date."""
+    build.parent.mkdir(parents=True, exist_ok=True)
+    with open(build.parent / f"{build.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def cmake_build(source: Path, build: Path, extra_defs=(), targets=(), dltensor_dir=None, python=None,
@@ -38,7 +54,6 @@ def cmake_build(source: Path, build: Path, extra_defs=(), targets=(), dltensor_d
     ends, to the terminal, also under pytest's capture; `steps=False` leaves out the step lines."""
     import nanobind
 
-    build.mkdir(parents=True, exist_ok=True)
     defs = [
         f"-Ddltensor_DIR={dltensor_dir or dltensor_package_dir()}",
         f"-Dnanobind_DIR={nanobind.cmake_dir()}",
@@ -48,12 +63,14 @@ def cmake_build(source: Path, build: Path, extra_defs=(), targets=(), dltensor_d
         *extra_defs,
     ]
     gen = ["-G", "Ninja"] if _has_ninja() else []
-    start = time.monotonic()
-    _progress(f"[dltensor] building {build.relative_to(REPO) if build.is_relative_to(REPO) else build} ...")
-    run([sys.executable, "-m", "cmake", "-S", str(source), "-B", str(build), *gen, *defs])
-    run([sys.executable, "-m", "cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 2),
-         *(["--target", *targets] if targets else [])], steps=steps)
-    _progress(f"[dltensor] built in {time.monotonic() - start:.0f} s")
+    with build_lock(build):
+        build.mkdir(parents=True, exist_ok=True)
+        start = time.monotonic()
+        _progress(f"[dltensor] building {build.relative_to(REPO) if build.is_relative_to(REPO) else build} ...")
+        run([sys.executable, "-m", "cmake", "-S", str(source), "-B", str(build), *gen, *defs])
+        run([sys.executable, "-m", "cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 2),
+             *(["--target", *targets] if targets else [])], steps=steps)
+        _progress(f"[dltensor] built in {time.monotonic() - start:.0f} s")
     return build
 
 

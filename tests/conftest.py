@@ -131,6 +131,16 @@ def _about_pytorch(item) -> bool:
         return True
 
 
+# At most this many pytest-xdist workers for `-n auto` (pyproject.toml's addopts): each imports every
+# framework (about 1.5 GB), and past a few workers the subprocess-heavy files only compete for the cores.
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config):
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1))
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a file of SLOW_FILES (tests/conftest.py), left out of the quick "
                                        "subset by -m \"not slow\"")

@@ -121,7 +121,7 @@ def collect() -> Suite:
     try:
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "tests"], plugins=[recorder])
+            code = pytest.main(["--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider", "tests"], plugins=[recorder])
     finally:
         os.chdir(cwd)
     if recorder.errors or code != pytest.ExitCode.OK:

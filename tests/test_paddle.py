@@ -30,7 +30,7 @@ def test_paddle_cases_pass_in_a_process_without_tensorflow():
         import importlib.util
         libs = os.path.join(importlib.util.find_spec("paddle").submodule_search_locations[0], "libs")
         env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (libs, env.get("LD_LIBRARY_PATH")) if p)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-x",
                            str(HERE / "paddle_cases.py")],
                           cwd=HERE.parent, capture_output=True, text=True, timeout=3000, env=env)
     tail = (proc.stdout + proc.stderr)[-6000:]

@@ -98,7 +98,7 @@ def modules_hash(copy: Path) -> str:
 def run_tests(copy: Path, env, selections) -> tuple:
     """Runs pytest on `selections` in the copy, stopping at the first failure: (status, seconds, output);
     status None when it timed out."""
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--tb=short", *selections]
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", "--tb=short", *selections]
     start = time.monotonic()
     try:
         proc = subprocess.run(cmd, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
