@@ -22,7 +22,10 @@ VARIANT="${VERSION}t"
 CONFIGURE_EXTRA=()
 if [ "${1:-}" = "--tsan" ]; then
     VARIANT="${VERSION}t-tsan"
-    CONFIGURE_EXTRA=(--with-thread-sanitizer)
+    # configure adds -fsanitize=thread to its LDFLAGS, but Debian's Makefile.pre.in links with
+    # LDFLAGS_NODIST only (CONFIGURE_LDFLAGS=@LDFLAGS_NODIST@), so without this the first program links
+    # without the TSAN runtime ("undefined reference to __tsan_init").
+    CONFIGURE_EXTRA=(--with-thread-sanitizer LDFLAGS_NODIST=-fsanitize=thread)
 fi
 CACHE="${DLTENSOR_PYTHONS:-$HOME/.cache/dltensor/pythons}"
 PREFIX="$CACHE/$VARIANT"

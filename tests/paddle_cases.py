@@ -19,7 +19,8 @@ import pytest
 paddle = pytest.importorskip("paddle")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-from returns_matrix import DTYPES, LAYOUTS, expected_2x3, to_numpy_by_framework  # noqa: E402  (one matrix for every framework)
+from returns_matrix import (DTYPES, LAYOUTS, expected_2x3, matrix_case_ids, matrix_cases,  # noqa: E402
+                            matrix_values, to_numpy_by_framework)  # (one matrix for every framework)
 
 INCOMPATIBLE = "incompatible function arguments"
 VALUES = [1.0, 2.0, 3.0]
@@ -153,6 +154,33 @@ def test_return_has_paddles_dtype_and_values(backend_module, dtype, layout):
     else:
         got = out.numpy().astype(np.float64).tolist()
     assert got == expected_2x3(dtype, layout)
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "s"])
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "bfloat16", "float16", "float32", "complex64"])
+def test_constructed_return_matrix_holds_its_values_and_releases_its_owner_once(backend_module, dtype, layout):
+    # tests/test_return_matrix.py's matrix for Paddle: every byte offset (none, misaligned, aligned) and
+    # one tensor returned twice, which is one paddle.Tensor (Paddle keeps one import per address).
+    m = backend_module
+    for offset, twice in matrix_cases(dtype):
+        case = matrix_case_ids(offset, twice)
+        gc.collect()
+        before = m.common.owner_frees()
+        out = getattr(m.return_matrix, f"{'twice' if twice else 'once'}_paddle_{dtype}")(layout, offset)
+        results = list(out) if twice else [out]
+        del out
+        if twice:
+            assert results[0] is results[1], case
+        for r in results:
+            assert isinstance(r, paddle.Tensor) and r.dtype == getattr(paddle, dtype), (case, r.dtype)
+            wide = "complex128" if dtype.startswith("complex") else "float64"
+            wider = r if dtype.startswith("complex") else r.astype("float32")
+            np.testing.assert_array_equal(wider.numpy().astype(wide), matrix_values(dtype), err_msg=case)
+        del r, wider  # the loop's names hold the last tensor too
+        results.clear()
+        gc.collect()
+        assert m.common.owner_frees() == before + 1, case
+    assert m.common.owner_frees_without_gil() == 0
 
 
 @pytest.mark.parametrize("offset", [4, 16], ids=["misaligned", "aligned"])

@@ -38,3 +38,23 @@ def to_numpy_by_framework(framework, out):
     module = {"pytorch": "torch", "tensorflow": "tensorflow", "paddle": "paddle"}[framework]
     assert type(out).__module__.split(".")[0] == module, type(out)
     return out.numpy()
+
+
+# The constructed matrix (tests/test_return_matrix.cpp, `return_matrix.once_<framework>_<dtype>` and
+# `twice_...`): [[0, 1, 2], [3, 4, 5]] (complex: k - k i), and the byte offsets each dtype is tried with.
+MATRIX_ITEMSIZE = {"float8_e4m3fn": 1, "bfloat16": 2, "float16": 2, "float32": 4, "complex64": 8}
+
+
+def matrix_values(dtype):
+    import numpy as np
+    k = np.arange(6, dtype=np.float64).reshape(2, 3)
+    return k - 1j * k if dtype.startswith("complex") else k
+
+
+def matrix_cases(dtype):
+    """(byte offset, returned twice) pairs: no offset, one element (misaligned), 64 bytes (aligned)."""
+    return [(offset, twice) for offset in (0, MATRIX_ITEMSIZE[dtype], 64) for twice in (False, True)]
+
+
+def matrix_case_ids(offset, twice):
+    return f"byte_offset={offset}, {'twice' if twice else 'once'}"

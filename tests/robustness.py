@@ -199,6 +199,28 @@ def returns(s):
     return f"returns (`{f}`)", what, hold, matrix
 
 
+def return_matrix(s):
+    f = "tests/test_return_matrix.py"
+    fn = "test_constructed_return_holds_its_values_owner_and_flags"
+    mod = s.module(f)
+    from returns_matrix import matrix_cases
+    axes = s.axes(f, fn)
+    cases = {len(matrix_cases(d)) for d in ("float8_e4m3fn", "float32")}
+    assert len(cases) == 1, "every dtype is tried with the same number of byte offsets"
+    per_test = cases.pop()
+    paddle = (TESTS / "paddle_cases.py").read_text()
+    assert "def test_constructed_return_matrix_holds_its_values_and_releases_its_owner_once" in paddle
+    what = (f"A 2x3 tensor constructed over C++ memory to every framework ({code(mod.FRAMEWORKS)}; PaddlePaddle's "
+            f"rows in `tests/paddle_cases.py`) x dtype (`float8_e4m3fn`, `bfloat16`, `float16`, `float32`, "
+            f"`complex64`) x layout (C, F, strided) x byte offset (none, one element: misaligned, 64 bytes: "
+            f"aligned) x returned once or as one tensor twice")
+    hold = ("the values, dtype and strides C++ wrote; the owner released exactly once, after the last "
+            "reference, with the GIL; `py::memview` refuses dtypes the buffer protocol cannot name")
+    return (f"return matrix (`{f}`)", what, hold,
+            f"{s.matrix(f, fn, {'fw': 'frameworks', 'dtype': 'dtypes', 'layout': 'layouts', 'backend_module': 'backends'})}"
+            f" tests, {per_test} cases each")
+
+
 def producer_rules(s):
     f = "tests/test_producers.py"
     bf16 = "test_bfloat16_parameters_read_every_producer"
@@ -385,6 +407,36 @@ def sanitizers(s):
     return "sanitizers (`tests/sanitize.sh`)", what, hold, f"{len(sanitized):,}"
 
 
+def free_threaded(s):
+    f = "tests/test_free_threaded.py"
+    mod = s.module(f)
+    what = (f"CPython 3.13t without the GIL (`tests/free_threaded`, both backends): declared modules keep the GIL "
+            f"off, undeclared ones turn it on; {mod.THREADS} threads x {mod.SECONDS} s through every route at once "
+            f"(`tests/free_threaded/stress.py`)")
+    hold = "the GIL stays off; every value right; every owner released once; one raw capsule raced binds once"
+    return f"free-threaded (`{f}`)", what, hold, f"{s.count(f):,}"
+
+
+def thread_sanitizer(s):
+    record_file = TESTS / "free_threaded" / "thread_sanitizer.json"
+    what = ("ThreadSanitizer (`python tests/thread_sanitizer.py`, by hand, not in CI): the free-threaded stress run "
+            "with the module, dltensor's core and the binding library built with `-fsanitize=thread`, on a "
+            "TSAN-instrumented 3.13t (`bash tests/build_free_threaded_python.sh --tsan`)")
+    hold = "no report whose stacks run through dltensor's code; suppressions for CPython and NumPy internals only"
+    if not record_file.is_file():
+        return "ThreadSanitizer (`tests/thread_sanitizer.py`)", what, hold, "not recorded yet"
+    import json
+    r = json.loads(record_file.read_text())
+    runs = ", ".join(f"{b['backend']}: {b['rounds']:,} rounds, reports: "
+                     + (", ".join(f"{n} in {who}'s code" for who, n in sorted(b["reports"].items())) or "none")
+                     for b in r["backends"])
+    result = "passed" if r["passed"] else "FAILED"
+    return ("ThreadSanitizer (`tests/thread_sanitizer.py`)", what, hold,
+            f"{result} on {r['date']} (commit `{r['commit']}`{', with changes' if r['dirty'] else ''}; Python "
+            f"{r['python']}, NumPy {r['numpy']}, {r['threads']} threads x {r['seconds']:g} s; {runs}; "
+            f"{len(r['suppressions'])} suppressions) (not a pytest run)")
+
+
 def recorded_commits(recorded, mutants) -> str:
     """Which commits the mutants' results were recorded at ("commit `a` (40 mutants), `b` (20)"): a rerun
     with --stale reruns only the mutants whose header changed since."""
@@ -419,8 +471,8 @@ def mutation(s):
     return "mutation (`tests/mutation/`)", what, hold, f"{summary['mutants']} mutants (not a pytest run)"
 
 
-ROWS = [producers, returns, producer_rules, lifecycles, sub_interpreters, properties, bad_input, threads, leaks, torch_specials,
-        key_set, sanitizers, mutation]
+ROWS = [producers, returns, return_matrix, producer_rules, lifecycles, sub_interpreters, properties, bad_input, threads,
+        free_threaded, leaks, torch_specials, key_set, sanitizers, thread_sanitizer, mutation]
 
 
 def table(s: Suite) -> str:

@@ -38,4 +38,5 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
     init_float8(m);
     init_paddle(m);
     init_allocation(m);
+    init_return_matrix(m);
 }

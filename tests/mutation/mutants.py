@@ -977,6 +977,18 @@ MUTANTS = [
            "",
            "a view returned twice is imported by Paddle twice, which loses one deleter: the owner is never released",
            t(PADDLE)),
+    Mutant("memview_return_not_refused", "export.h",
+           "    if (!detail::buffer_format(h->tensor())) {",
+           "    if (false) {",
+           "a py::memview return of bfloat16 or float8 is not refused at the return: the caller gets a BufferError "
+           "from dltensor.Tensor, not the TypeError naming the dtype",
+           t("tests/test_return_matrix.py")),
+    Mutant("buffer_format_bfloat16_as_float16", "export.h",
+           "        case dlpack::complex_: return b == 64 ? \"Zf\" : \"Zd\";\n        default: return nullptr;",
+           "        case dlpack::complex_: return b == 64 ? \"Zf\" : \"Zd\";\n        case dlpack::bfloat_: return \"e\";\n"
+           "        default: return nullptr;",
+           "bfloat16 exported through the buffer protocol as float16: a py::memview return reads wrong values",
+           t("tests/test_return_matrix.py")),
     Mutant("tensorflow_float8_by_dlpack", "frameworks/tensorflow.h",
            "        copy = true;\n    }\n",
            "    }\n",

@@ -188,25 +188,31 @@ inline PyObject *exported_dlpack_device(PyObject *self, PyObject *) noexcept {
     return Py_BuildValue("(ii)", d.device_type, d.device_id);
 }
 
+/// The struct-module format of `t`'s elements for the buffer protocol, or NULL where it has none (bfloat16,
+/// float8 and other dtypes that format strings cannot name, and tensors that are not on the CPU).
+inline const char *buffer_format(const dlpack::Tensor &t) noexcept {
+    if (t.device.device_type != dlpack::cpu) return nullptr;
+    const uint8_t b = t.dtype.bits;
+    switch (t.dtype.code) {
+        case dlpack::bool_: return "?";
+        // 64-bit: "l" where long has 64 bits, so that NumPy reads numpy.int64 (its default integer), not
+        // numpy.longlong (an equal dtype with another scalar type).
+        case dlpack::int_: return b == 8 ? "b" : b == 16 ? "h" : b == 32 ? "i" : sizeof(long) == 8 ? "l" : "q";
+        case dlpack::uint_: return b == 8 ? "B" : b == 16 ? "H" : b == 32 ? "I" : sizeof(long) == 8 ? "L" : "Q";
+        case dlpack::float_: return b == 16 ? "e" : b == 32 ? "f" : "d";
+        case dlpack::complex_: return b == 64 ? "Zf" : "Zd";
+        default: return nullptr;
+    }
+}
+
 /// Buffer protocol (CPU tensors with a struct-module format): NumPy imports through it faster than
 /// through `numpy.from_dlpack`. Shape and strides (in bytes) live in `view->internal`.
 inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexcept {
     tensor_handle *h = exported_handle(self);
     if (!h) { PyErr_SetString(PyExc_BufferError, "dltensor.Tensor: this object holds no tensor"); return -1; }
     const dlpack::Tensor &t = h->tensor();
-    const char *format = nullptr;
-    const uint8_t b = t.dtype.bits;
-    switch (t.dtype.code) {
-        case dlpack::bool_: format = "?"; break;
-        // 64-bit: "l" where long has 64 bits, so that NumPy reads numpy.int64 (its default integer), not
-        // numpy.longlong (an equal dtype with another scalar type).
-        case dlpack::int_: format = b == 8 ? "b" : b == 16 ? "h" : b == 32 ? "i" : sizeof(long) == 8 ? "l" : "q"; break;
-        case dlpack::uint_: format = b == 8 ? "B" : b == 16 ? "H" : b == 32 ? "I" : sizeof(long) == 8 ? "L" : "Q"; break;
-        case dlpack::float_: format = b == 16 ? "e" : b == 32 ? "f" : "d"; break;
-        case dlpack::complex_: format = b == 64 ? "Zf" : "Zd"; break;
-        default: break;
-    }
-    if (!format || t.device.device_type != dlpack::cpu) {
+    const char *format = buffer_format(t);
+    if (!format) {
         PyErr_SetString(PyExc_BufferError, "dltensor.Tensor: no buffer for this dtype or device; use __dlpack__");
         return -1;
     }
@@ -225,7 +231,7 @@ inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexce
                                            "buffer request needs (ask with PyBUF_STRIDES, or pass a copy)");
         return -1;
     }
-    const Py_ssize_t item = (Py_ssize_t) ((b + 7) / 8), nd = t.ndim;
+    const Py_ssize_t item = (Py_ssize_t) ((t.dtype.bits + 7) / 8), nd = t.ndim;
     auto *dims = static_cast<Py_ssize_t *>(PyMem_Malloc(sizeof(Py_ssize_t) * (size_t) (2 * nd + 1)));
     if (!dims) { PyErr_NoMemory(); return -1; }
     Py_ssize_t len = item;
@@ -445,6 +451,18 @@ inline PyObject *export_without_framework(tensor_handle *h, int framework, bool 
         return nullptr;
     }
     if (framework != fw_memview) return make_exported(h);
+    if (!detail::buffer_format(h->tensor())) {  // refused at the return, naming why, not at the caller's first read
+        char name[dtype_name_capacity];
+        if (!dtype_name(h->tensor().dtype, name)) std::strcpy(name, "this dtype");
+        if (h->tensor().device.device_type != dlpack::cpu)
+            PyErr_SetString(PyExc_TypeError, "py::memview returns CPU tensors only (a memoryview is host memory): "
+                                             "annotate a framework (py::pytorch, ...) or none for a device tensor");
+        else
+            PyErr_Format(PyExc_TypeError, "py::memview cannot return %s: the buffer protocol has no format for "
+                         "it; annotate a framework (py::numpy, py::pytorch, ...) or none (a dltensor.Tensor, read "
+                         "through __dlpack__)", name);
+        return nullptr;
+    }
     const py_ref obj(make_exported(h));
     return obj ? PyMemoryView_FromObject(obj.get()) : nullptr;
 }
