@@ -36,6 +36,11 @@ std::vector<Vec> kept;
 /// Owners of returned C++ buffers released so far.
 std::atomic<long> owner_frees{0};
 
+/// The ThreadSanitizer canary's counter: a plain (not atomic) int that `unsynchronized_bump` races on on
+/// purpose; volatile so that each of its increments stays a load and a store (not one add for the loop),
+/// and the threads' accesses overlap for long.
+volatile long canary_count = 0;
+
 /// A C++ object whose member tensor Python views (`reference_internal`).
 struct Holder {
     Out values;
@@ -108,6 +113,13 @@ FT_MODULE_DEF(FT_MODULE, m) {
     py::class_<Holder>(m, "Holder")
         .def(py::init<size_t>())
         .def("view", [](Holder &h) { return h.values; }, rvp::reference_internal);
+
+    // The canary of tests/thread_sanitizer.py: a data race planted on purpose (threads calling it at once
+    // write one plain int), which ThreadSanitizer must report; no other test calls it.
+    m.def("unsynchronized_bump", [](long n) {
+        for (long i = 0; i < n; ++i) canary_count = canary_count + 1;
+        return canary_count;
+    });
 
     m.attr("backend") = STR(FT_MODULE);
 }
