@@ -1,8 +1,11 @@
 """Calls per second with 1 and 2 threads, on a free-threaded CPython 3.13t against CPython 3.13 with the GIL,
 for a NumPy argument (`sum(x)`) and a NumPy return (`empty(16)`), on both backends: the module of
-tests/free_threaded, built for each interpreter. Without a GIL two threads should make about twice the calls
-of one on a machine with two idle cores; what they lose below that is contention (in dltensor's own state,
-NumPy's or the interpreter's). With the GIL two threads make at most the calls of one. Writes
+tests/free_threaded, built for each interpreter, each thread with its own array. Without a GIL two threads
+should make about twice the calls of one on a machine with two idle cores; what they lose below that is
+contention (in dltensor's own state, NumPy's or the interpreter's). Two control rows tell them apart: the
+binding library's call of a function that takes the array as a plain object (`noop`), and NumPy's own
+`numpy.empty`: dltensor's rows scaling like those means no contention of dltensor's own. With the GIL two
+threads make at most the calls of one. Writes
 bench/results/free_threaded.md (with the load average, since this is a timing on a shared machine).
 
     python bench/free_threaded.py            # needs tests/build_free_threaded_python.sh's 3.13t and pyenv's 3.13
@@ -26,16 +29,22 @@ sys.path[:0] = [sys.argv[1]] + sys.argv[4:]
 import importlib, numpy as np
 m = importlib.import_module(sys.argv[2])
 calls = int(sys.argv[3])
-x = np.ones(16, np.float32)
-routes = {"numpy argument": lambda: m.sum(x), "numpy return": lambda: m.empty(16)}
+# Each thread passes its own array: one array shared by every thread measures CPython's reference-count
+# contention on that object (measured on 3.13t: numpy.ndim(shared) 0.65x with 2 threads, distinct 0.94x).
+routes = {
+    "numpy argument": lambda x: m.sum(x),
+    "binding floor (no tensor)": lambda x: m.noop(x),
+    "numpy return": lambda x: m.empty(16),
+    "numpy.empty (no dltensor)": lambda x: np.empty(16, np.float32),
+}
 for name, f in routes.items():
     for n in (1, 2):
         barrier = threading.Barrier(n + 1)
-        def run():
+        def run(x):
             barrier.wait()
             for _ in range(calls):
-                f()
-        ts = [threading.Thread(target=run) for _ in range(n)]
+                f(x)
+        ts = [threading.Thread(target=run, args=(np.ones(16, np.float32),)) for _ in range(n)]
         for t in ts: t.start()
         barrier.wait()
         t0 = time.perf_counter()
@@ -79,7 +88,7 @@ def main(argv):
             for line in out.splitlines():
                 route, n, rate = line.split("\t")
                 rates[(route, int(n))] = float(rate)
-            for route in ("numpy argument", "numpy return"):
+            for route in ("numpy argument", "binding floor (no tensor)", "numpy return", "numpy.empty (no dltensor)"):
                 one, two = rates[(route, 1)], rates[(route, 2)]
                 rows.append((label, backend, route, one, two, two / one))
                 print(f"{label:15} {backend:9} {route:15} 1 thread {one:>10,.0f}/s  2 threads {two:>10,.0f}/s  "
@@ -88,7 +97,11 @@ def main(argv):
     lines = ["# Free-threaded CPython: calls per second with 1 and 2 threads", "",
              f"Written by `python bench/free_threaded.py{' --quick' if args.quick else ''}` ({calls:,} calls per "
              f"thread per row, {os.cpu_count()} cores, load average {load} at the end). Two threads without "
-             "a GIL should reach about 2x one thread's rate on two idle cores; with the GIL at most 1x.", "",
+             "a GIL should reach about 2x one thread's rate on two idle cores; with the GIL at most 1x. Each thread passes "
+             "its own array. The control rows (`binding floor`: the binding library's call with the array as a plain "
+             "object; `numpy.empty`: NumPy alone) show what the interpreter, the binding library and NumPy lose "
+             "to contention without dltensor; a dltensor row scaling worse than its control would be dltensor's "
+             "own contention.", "",
              "| interpreter | backend | route | 1 thread (calls/s) | 2 threads (calls/s) | 2 threads / 1 |",
              "|---|---|---|---:|---:|---:|"]
     lines += [f"| {a} | {b} | {r} | {one:,.0f} | {two:,.0f} | {ratio:.2f} |" for a, b, r, one, two, ratio in rows]

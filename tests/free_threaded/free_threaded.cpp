@@ -70,6 +70,7 @@ FT_MODULE_DEF(FT_MODULE, m) {
     m.def("fill", [](py::dltensor<float, py::ndim<1>> x, float v) {
         for (size_t i = 0; i < x.shape(0); ++i) x(i) = v;
     });
+    m.def("noop", [](py::handle) {});  // bench/free_threaded.py's floor: the binding library's call alone
     m.def("only_int32", [](py::dltensor<int32_t> x) { return x.ndim(); });
     m.def("same", [](py::dltensor<> x) { return x; });
 

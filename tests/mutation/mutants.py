@@ -124,8 +124,8 @@ MUTANTS = [
 
     # ---- the type cache (producer.h) ----------------------------------------------------------------------
     Mutant("type_cache_holds_no_reference", "producer.h",
-           "        Py_INCREF((PyObject *) tp);\n        slot = producer_cache::entry{tp, info};\n    }\n    Py_XDECREF(evicted);",
-           "        slot = producer_cache::entry{tp, info};\n    }\n    (void) evicted;",
+           "            Py_INCREF((PyObject *) tp);\n            slot = producer_cache::entry{tp, info};\n",
+           "            slot = producer_cache::entry{tp, info};\n            Py_XINCREF(evicted);  // the cache's reference, kept by nobody\n",
            "the per-type cache keeps borrowed type pointers: a freed type's address may be reused",
            t(IMPORT, "test_type_cache_never_confuses_a_freed_type_with_a_new_one",
              "test_more_producer_types_than_the_cache_holds")),

@@ -7,6 +7,7 @@
 #endif
 #include <Python.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -115,9 +116,7 @@ struct producer_cache {
     mutable entry entries[capacity] = {};
     mutable unsigned next = 0, last = 0;
 
-    void release() noexcept {
-        for (entry &e : entries) Py_CLEAR(e.type);
-    }
+    void release() noexcept;
     /// The main interpreter's is a static (found at a fixed address: no load on the hot path); a
     /// sub-interpreter's is its process_state (made by its first argument, released with it).
     DLTENSOR_HOT_INLINE static producer_cache &get() noexcept {
@@ -134,28 +133,68 @@ private:
 };
 inline producer_cache producer_cache::main{};
 
+#ifdef Py_GIL_DISABLED
+/// Free-threaded builds: each thread's last answer, read without the cache's lock (a lock taken by every
+/// argument of every thread made two threads slower than one: bench/free_threaded.py). Valid while no cache
+/// has dropped a type since it was taken (`producer_cache_drops`): an entry's type is then still held by its
+/// cache, so a type at the same address is the same type, and `cache` is the same live cache.
+struct producer_of_this_thread {
+    const producer_cache *cache = nullptr;
+    PyTypeObject *type = nullptr;
+    uint64_t drops = 0;
+    producer_info info{};
+};
+inline thread_local producer_of_this_thread producer_seen_last;
+/// Types released by any producer cache (evicted, or the cache released), process-wide: counted before the
+/// reference is dropped, so a thread that can see a type reusing a freed one's address sees the count moved.
+inline std::atomic<uint64_t> producer_cache_drops{0};
+#endif
+
+inline void producer_cache::release() noexcept {
+#ifdef Py_GIL_DISABLED
+    producer_cache_drops.fetch_add(1, std::memory_order_acq_rel);  // before any type can be freed
+#endif
+    for (entry &e : entries) Py_CLEAR(e.type);
+}
+
 /// Per-type producer lookup through the cache. Returns false, caching nothing, for a type with neither
 /// `__dlpack__` nor the buffer protocol (not a tensor type at all).
 inline bool producer_of(PyTypeObject *tp, producer_info &info) noexcept {
     producer_cache &c = producer_cache::get();
+#ifdef Py_GIL_DISABLED
+    producer_of_this_thread &mine = producer_seen_last;
+    const uint64_t drops = producer_cache_drops.load(std::memory_order_acquire);
+    if (mine.type == tp && mine.cache == &c && mine.drops == drops) { info = mine.info; return true; }
+#endif
+    bool found = false;
     {
         producer_cache_lock lock;
-        if (c.entries[c.last].type == tp) { info = c.entries[c.last].info; return true; }
-        for (unsigned i = 0; i < producer_cache::capacity; ++i)
-            if (c.entries[i].type == tp) { c.last = i; info = c.entries[i].info; return true; }
+        if (c.entries[c.last].type == tp) { info = c.entries[c.last].info; found = true; }
+        else
+            for (unsigned i = 0; i < producer_cache::capacity; ++i)
+                if (c.entries[i].type == tp) { c.last = i; info = c.entries[i].info; found = true; break; }
     }
-    if (!_PyType_Lookup(tp, py_names::get().dlpack_method) && !has_buffer_protocol(tp)) return false;
-    info = classify_type(tp);  // outside the lock: runs Python
-    PyObject *evicted;
-    {
-        producer_cache_lock lock;
-        c.last = c.next++ % producer_cache::capacity;
-        producer_cache::entry &slot = c.entries[c.last];
-        evicted = (PyObject *) slot.type;
-        Py_INCREF((PyObject *) tp);
-        slot = producer_cache::entry{tp, info};
+    if (!found) {
+        if (!_PyType_Lookup(tp, py_names::get().dlpack_method) && !has_buffer_protocol(tp)) return false;
+        info = classify_type(tp);  // outside the lock: runs Python
+        PyObject *evicted;
+        {
+            producer_cache_lock lock;
+            c.last = c.next++ % producer_cache::capacity;
+            producer_cache::entry &slot = c.entries[c.last];
+            evicted = (PyObject *) slot.type;
+            Py_INCREF((PyObject *) tp);
+            slot = producer_cache::entry{tp, info};
+#ifdef Py_GIL_DISABLED
+            if (evicted) producer_cache_drops.fetch_add(1, std::memory_order_acq_rel);
+#endif
+        }
+        Py_XDECREF(evicted);  // last, and unlocked: freeing a type may run arbitrary code
     }
-    Py_XDECREF(evicted);  // last, and unlocked: freeing a type may run arbitrary code
+#ifdef Py_GIL_DISABLED
+    // The count read before the lookup: a type dropped meanwhile leaves this entry stale, never wrong.
+    mine = producer_of_this_thread{&c, tp, drops, info};
+#endif
     return true;
 }
 
