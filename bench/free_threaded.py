@@ -3,8 +3,8 @@ for a NumPy argument (`sum(x)`) and a NumPy return (`empty(16)`), on both backen
 tests/free_threaded, built for each interpreter, each thread with its own array. Without a GIL two threads
 should make about twice the calls of one on a machine with two idle cores; what they lose below that is
 contention (in dltensor's own state, NumPy's or the interpreter's). Two control rows tell them apart: the
-binding library's call of a function that takes the array as a plain object (`noop`), and NumPy's own
-`numpy.empty`: dltensor's rows scaling like those means no contention of dltensor's own. With the GIL two
+binding library's call of a function that takes the array as a plain object (`noop`), the same sum through
+nanobind's own `nb::ndarray` (nanobind backend), and NumPy's own `numpy.empty`: dltensor's rows scaling like those means no contention of dltensor's own. With the GIL two
 threads make at most the calls of one. Writes
 bench/results/free_threaded.md (with the load average, since this is a timing on a shared machine).
 
@@ -34,10 +34,13 @@ calls = int(sys.argv[3])
 routes = {
     "numpy argument": lambda x: m.sum(x),
     "binding floor (no tensor)": lambda x: m.noop(x),
+    "nb::ndarray argument": lambda x: m.sum_ndarray(x),
     "numpy return": lambda x: m.empty(16),
     "numpy.empty (no dltensor)": lambda x: np.empty(16, np.float32),
 }
 for name, f in routes.items():
+    if name == "nb::ndarray argument" and not hasattr(m, "sum_ndarray"):
+        continue  # nanobind's own, on the nanobind backend only
     for n in (1, 2):
         barrier = threading.Barrier(n + 1)
         def run(x):
@@ -88,7 +91,10 @@ def main(argv):
             for line in out.splitlines():
                 route, n, rate = line.split("\t")
                 rates[(route, int(n))] = float(rate)
-            for route in ("numpy argument", "binding floor (no tensor)", "numpy return", "numpy.empty (no dltensor)"):
+            for route in ("numpy argument", "binding floor (no tensor)", "nb::ndarray argument", "numpy return",
+                          "numpy.empty (no dltensor)"):
+                if (route, 1) not in rates:
+                    continue
                 one, two = rates[(route, 1)], rates[(route, 2)]
                 rows.append((label, backend, route, one, two, two / one))
                 print(f"{label:15} {backend:9} {route:15} 1 thread {one:>10,.0f}/s  2 threads {two:>10,.0f}/s  "
@@ -99,7 +105,8 @@ def main(argv):
              f"thread per row, {os.cpu_count()} cores, load average {load} at the end). Two threads without "
              "a GIL should reach about 2x one thread's rate on two idle cores; with the GIL at most 1x. Each thread passes "
              "its own array. The control rows (`binding floor`: the binding library's call with the array as a plain "
-             "object; `numpy.empty`: NumPy alone) show what the interpreter, the binding library and NumPy lose "
+             "object; `nb::ndarray argument`: the same sum through nanobind's own `nb::ndarray`; `numpy.empty`: "
+             "NumPy alone) show what the interpreter, the binding library and NumPy lose "
              "to contention without dltensor; a dltensor row scaling worse than its control would be dltensor's "
              "own contention.", "",
              "| interpreter | backend | route | 1 thread (calls/s) | 2 threads (calls/s) | 2 threads / 1 |",

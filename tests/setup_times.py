@@ -2,6 +2,7 @@
 
     DLTENSOR_CI_TIMES=bench/results/ci_times.json bash .ci/run   # a clean clone, as CI runs it
     python bench/run.py --record                                   # also records its own wall time
+    python tests/setup_times.py --add-run                          # appends that run's total to ci_runs.json
     python tests/setup_times.py --write                            # rewrites the README block
 
 `tests/test_docs.py` checks that README.md's block is the rendering of bench/results/ci_times.json.
@@ -17,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TIMES = ROOT / "bench" / "results" / "ci_times.json"
 BENCH_TIME = ROOT / "bench" / "results" / "bench_time.json"  # written by `python bench/run.py --record`
+RUNS = ROOT / "bench" / "results" / "ci_runs.json"  # every recorded whole run of .ci/run: --add-run
 README = ROOT / "README.md"
 START, END = "<!-- ci-times:start -->", "<!-- ci-times:end -->"
 
@@ -42,7 +44,36 @@ def load_text(load) -> str:
     return "load average " + ", ".join(f"{x:.1f}" for x in load)
 
 
-def render(times: dict, bench: dict) -> str:
+def add_run(times: dict, runs_file: Path = RUNS) -> dict:
+    """Appends the whole run recorded in `times` (its "total": seconds, load, exit status, commit, date) to
+    `runs_file`; a run that failed is not a timing of CI."""
+    total = times.get("total")
+    if not total:
+        raise SystemExit("no total in the recorded run: record it with DLTENSOR_CI_TIMES=... bash .ci/run")
+    if total.get("status", 0) != 0:
+        raise SystemExit(f"the recorded run failed (exit status {total['status']}): not added")
+    runs = json.loads(runs_file.read_text()) if runs_file.is_file() else []
+    run = {k: total[k] for k in ("date", "commit", "seconds", "load")}
+    if run not in runs:
+        runs.append(run)
+    runs_file.write_text(json.dumps(runs, indent=1) + "\n")
+    return run
+
+
+def render_runs(runs: list) -> list:
+    if not runs:
+        return []
+    lines = ["", "Whole runs of `.ci/run` in a clean clone (each added by `python tests/setup_times.py --add-run` from "
+             "its recorded times; CI's limit is 90 minutes, and `.ci/run` warns past 45):", "",
+             "| date | commit | wall time | load at its end |", "|---|---|---|---|"]
+    lines += [f"| {r['date']} | `{r['commit']}` | {minutes(r['seconds'])} | {load_text(r['load'])} |" for r in runs]
+    return lines
+
+
+def render(times: dict, bench: dict, runs: list = None) -> str:
+    if runs is None:
+        runs = json.loads(RUNS.read_text()) if RUNS.is_file() else []
+    times = {k: v for k, v in times.items() if k != "total"}
     records = {step: step_record(v) for step, v in times.items()}
     seconds = {step: s for step, (s, _) in records.items()}
     lines = ["Wall times of each `.ci/run` step in a clean clone on a 2-core machine (recorded in "
@@ -66,6 +97,7 @@ def render(times: dict, bench: dict) -> str:
               f"{minutes(times['pip install torch'] + times['pip install .[bench]'] + full)} |",
               f"| 2. the tests | `pip install torch`, `pip install .[test]`, `python -m pytest` | "
               f"{minutes(times['pip install torch'] + times['pip install .[test]'] + times['python -m pytest'])} |"]
+    lines += render_runs(runs)
     return "\n".join(lines)
 
 
@@ -76,6 +108,9 @@ def block(text: str) -> str:
 
 def main(argv):
     expected = render(json.loads(TIMES.read_text()), json.loads(BENCH_TIME.read_text()))
+    if "--add-run" in argv:
+        print("added:", add_run(json.loads(TIMES.read_text())))
+        expected = render(json.loads(TIMES.read_text()), json.loads(BENCH_TIME.read_text()))
     text = README.read_text()
     if "--write" in argv:
         start, end = text.index(START) + len(START), text.index(END)

@@ -244,3 +244,26 @@ def test_ci_run_records_each_steps_seconds_and_load(tmp_path):
     (record,) = json.loads(times.read_text()).values()
     assert record["seconds"] == 21 and len(record["load"]) == 3
     assert setup_times.step_record(record) == (21, record["load"])
+
+
+def test_ci_run_total_is_added_to_the_runs_only_when_the_run_passed(tmp_path):
+    # .ci/run's EXIT trap records the whole run ("total"); --add-run appends it to the runs README lists.
+    import json
+    import setup_times
+    script = re.search(r"python3 -c '([^']*)' \\\n\s*\"\$DLTENSOR_CI_TIMES\"", (ROOT / ".ci" / "run").read_text()).group(1)
+    times = tmp_path / "times.json"
+    times.write_text(json.dumps({"pip install torch": 20, "pip install .[test]": 60, "pip install .[bench]": 8,
+                                 "python -m pytest": {"seconds": 900, "load": [1.0, 1.0, 1.0]}}))
+    subprocess.run(["python3", "-c", script, str(times), "1500", "1", "abc"], check=True)
+    runs = tmp_path / "runs.json"
+    with pytest.raises(SystemExit, match="failed"):
+        setup_times.add_run(json.loads(times.read_text()), runs)
+    assert not runs.exists()
+    subprocess.run(["python3", "-c", script, str(times), "1500", "0", "abc"], check=True)
+    run = setup_times.add_run(json.loads(times.read_text()), runs)
+    assert run["seconds"] == 1500 and run["commit"] == "abc" and len(run["load"]) == 3
+    setup_times.add_run(json.loads(times.read_text()), runs)  # the same run twice is listed once
+    text = setup_times.render(json.loads(times.read_text()), {"python bench/run.py": 62, "recorded": "x"},
+                              json.loads(runs.read_text()))
+    assert "total" not in text.split("Whole runs")[0]  # the run's total is no step
+    assert f"| {run['date']} | `abc` | 25.0 minutes | load average" in text

@@ -71,6 +71,15 @@ FT_MODULE_DEF(FT_MODULE, m) {
         for (size_t i = 0; i < x.shape(0); ++i) x(i) = v;
     });
     m.def("noop", [](py::handle) {});  // bench/free_threaded.py's floor: the binding library's call alone
+#if !defined(FT_PYBIND11)
+    // bench/free_threaded.py's control on nanobind: the same sum through nanobind's own nb::ndarray
+    m.def("sum_ndarray", [](nanobind::ndarray<const float, nanobind::ndim<1>, nanobind::device::cpu> x) {
+        double s = 0;
+        auto v = x.view();
+        for (size_t i = 0; i < v.shape(0); ++i) s += v(i);
+        return s;
+    });
+#endif
     m.def("only_int32", [](py::dltensor<int32_t> x) { return x.ndim(); });
     m.def("same", [](py::dltensor<> x) { return x; });
 
