@@ -204,7 +204,6 @@ def return_matrix(s):
     fn = "test_constructed_return_holds_its_values_owner_and_flags"
     mod = s.module(f)
     from returns_matrix import matrix_cases
-    axes = s.axes(f, fn)
     cases = {len(matrix_cases(d)) for d in ("float8_e4m3fn", "float32")}
     assert len(cases) == 1, "every dtype is tried with the same number of byte offsets"
     per_test = cases.pop()

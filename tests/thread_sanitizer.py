@@ -13,8 +13,8 @@ dltensor's code fails the run; the others are printed and counted. First, per ba
 race planted in the module (`unsynchronized_bump`, 4 threads writing one plain int) must be reported, or
 the run fails: a build without instrumentation, or threads that never overlap, would report nothing too. Suppressions
 (tests/free_threaded/tsan_suppressions.txt) cover CPython and NumPy internals only, each with its reason.
-It is not part of CI: the instrumented interpreter takes about as long to build as the plain one, and the
-run itself is slow (README: Robustness, whose row is generated from the recorded file).
+It is not part of CI: the instrumented interpreter is a second build, about twice the plain one's time
+(bash tests/build_free_threaded_python.sh prints it), and the run itself is slow (README: Robustness, whose row is generated from the recorded file).
 """
 import argparse
 import datetime
