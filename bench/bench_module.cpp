@@ -2,6 +2,7 @@
 // floor; nanobind's nb::ndarray; py::dltensor), so that per-call costs compare side by side.
 #include <dltensor/nanobind.h>
 
+#include "caller_framework.h"
 #include "copy_stages.h"
 
 #include <complex>
@@ -133,6 +134,7 @@ NB_MODULE(dltensor_bench, m) {
     // copy_of's stages (bench/callgrind.py --copy-of): py::dltensor's (copy_stages.h); nb::ndarray
     // allocates and copies inside its cast, so its only stage before the return is the view it casts.
     def_copy_stages<Out>(m);
+    def_caller_framework<py::dltensor<float, py::ndim<1>>, py::dltensor<const float, py::ndim<1>>>(m);
     m.def("nanobind_copy_stage_view", [](size_t n) {
         std::vector<float> v(n, 1.f);
         nb::ndarray<nb::numpy, float, nb::ndim<1>> view(v.data(), {n}, nb::handle());

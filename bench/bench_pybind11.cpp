@@ -5,6 +5,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include "caller_framework.h"
 #include "copy_stages.h"
 
 #include <cstring>
@@ -115,6 +116,7 @@ PYBIND11_MODULE(dltensor_bench_pybind11, m) {
     });
     // copy_of's stages (bench/callgrind.py --copy-of): py::dltensor's (copy_stages.h), then array_t's own.
     def_copy_stages<Out>(m);
+    def_caller_framework<py::dltensor<float, py::ndim<1>>, py::dltensor<const float, py::ndim<1>>>(m);
     m.def("array_t_copy_stage_alloc", [](size_t n) {
         std::vector<float> v(n, 1.f);
         py::array_t<float> out((py::ssize_t) n);

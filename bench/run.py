@@ -108,7 +108,7 @@ def paddle_module():
 
 
 COLUMNS = ["floor", "nb::ndarray", "Paddle's DLPack + nb::ndarray", "py::dltensor", "py::dltensor, key set off", "pybind11 floor", "py::array_t", "pybind11 __dlpack__",
-           "py::dltensor (pybind11)", "tvm-ffi floor", "tvm-ffi", "PyTorch alone"]
+           "py::dltensor (pybind11)", "tvm-ffi floor", "tvm-ffi", "PyTorch alone", "dltensor.Tensor + from_dlpack"]
 
 
 class Rows(list):
@@ -129,7 +129,7 @@ def row_count():
     NumPy and one for PyTorch (when present)."""
     fws = frameworks()
     return (2 * len(fws) + sum(fw in fws for fw in RETURN_FRAMEWORKS) + 1 + 2 * ("pytorch" in fws) + 1
-            + len(PORT_IDIOMS))
+            + len(PORT_IDIOMS) + 1 + ("pytorch" in fws))
 
 
 RETURN_FRAMEWORKS = ("numpy", "pytorch", "jax", "paddle")
@@ -230,6 +230,7 @@ def measure(nb, pb, tvm, number, repeat):
             row["py::dltensor (pybind11)"] = per_call_ns("pb.dltensor_f8_1(x)", env, number, repeat)
         rows.append(("pytorch float8_e4m3fn: 1 argument", row))
     measure_port_idioms(nb, pb, number, repeat, rows)
+    measure_caller_framework(nb, pb, number, repeat, rows)
     return measure_stencil(nb, max(number // 20, 100), repeat, rows)
 
 
@@ -242,6 +243,35 @@ PORT_IDIOMS = [
     ("numpy: float64 argument converted", "nanobind_converted", "array_t_converted", "dltensor_converted",
      "np.ones(16)"),
 ]
+
+
+# Answering in the caller's framework (bench/caller_framework.h): `empty_like(x)` filled and returned in x's
+# framework, against a dltensor.Tensor result that Python converts with the framework's from_dlpack.
+# (row, framework module's name, the argument, the caller's conversion).
+CALLER_FRAMEWORK = [
+    ("numpy: empty_like(x) answer", "numpy", "np.ones(16, np.float32)", "np.from_dlpack"),
+    ("pytorch: empty_like(x) answer", "torch", "torch.ones(16)", "torch.from_dlpack"),
+]
+
+
+def measure_caller_framework(nb, pb, number, repeat, rows):
+    """Rows for CALLER_FRAMEWORK whose framework is installed."""
+    import numpy as np
+    for name, module, arg, from_dlpack in CALLER_FRAMEWORK:
+        try:
+            env = {"nb": nb, "pb": pb, "np": np, module: importlib.import_module(module), "x": None}
+        except ImportError:
+            continue
+        env["x"] = eval(arg, env)
+        row = {"floor": per_call_ns("nb.floor_1(x)", env, number, repeat),
+               "py::dltensor": per_call_ns("nb.dltensor_empty_like_fill(x)", env, number // 4, repeat),
+               "dltensor.Tensor + from_dlpack": per_call_ns(f"{from_dlpack}(nb.dltensor_tensor_fill(x))", env,
+                                                            number // 4, repeat)}
+        if pb is not None:
+            row["pybind11 floor"] = per_call_ns("pb.floor_1(x)", env, number, repeat)
+            row["py::dltensor (pybind11)"] = per_call_ns("pb.dltensor_empty_like_fill(x)", env, number // 4, repeat)
+        rows.append((name, row))
+    return rows
 
 
 def measure_port_idioms(nb, pb, number, repeat, rows):
@@ -267,7 +297,8 @@ def measure_port_idioms(nb, pb, number, repeat, rows):
 RATIOS = [("vs nb::ndarray", "nb::ndarray", "py::dltensor"),
           ("vs py::array_t", "py::array_t", "py::dltensor (pybind11)"),
           ("vs tvm-ffi", "tvm-ffi", "py::dltensor"),
-          ("vs Paddle's DLPack", "Paddle's DLPack + nb::ndarray", "py::dltensor")]
+          ("vs Paddle's DLPack", "Paddle's DLPack + nb::ndarray", "py::dltensor"),
+          ("vs dltensor.Tensor + from_dlpack", "dltensor.Tensor + from_dlpack", "py::dltensor")]
 
 LEGEND = ("*vs X*: X's time divided by py::dltensor's (above 1x: py::dltensor is faster); against "
           "`py::array_t` the pybind11 backend is compared, the others against the nanobind backend. "
@@ -281,7 +312,9 @@ LEGEND = ("*vs X*: X's time divided by py::dltensor's (above 1x: py::dltensor is
           "call included. *Paddle's DLPack + nb::ndarray*: what a Paddle user writes without dltensor "
           "(nanobind has no Paddle tag): `paddle.utils.dlpack.to_dlpack(x)` passed to the nb::ndarray "
           "function, and an nb::ndarray capsule handed to `paddle.utils.dlpack.from_dlpack`. The float8 row "
-          "has no anchor: neither nanobind nor pybind11 has a float8 dtype.")
+          "has no anchor: neither nanobind nor pybind11 has a float8 dtype. *dltensor.Tensor + from_dlpack*: "
+          "the `empty_like(x) answer` rows' alternative, a framework-less result (`empty()`) that the caller "
+          "converts with its framework's `from_dlpack`.")
 
 
 # The project's speed goals, each a ratio of two cells of one row, in the direction of the *vs X* columns:

@@ -114,3 +114,4 @@ void init_float8(py::module_ &m);
 void init_paddle(py::module_ &m);
 void init_allocation(py::module_ &m);
 void init_return_matrix(py::module_ &m);
+void init_types(py::module_ &m);

@@ -41,3 +41,10 @@ def test_cuda_framework_allocated_output(m):
     t, stream = out["tensor"], out["stream"]
     assert t.is_cuda and t.shape == (16,) and t.dtype == torch.float32
     assert stream == torch.cuda.current_stream().cuda_stream
+
+
+def test_empty_like_answers_on_the_arguments_cuda_device(m):
+    """`empty_like(x, shape)` of a CUDA tensor: a PyTorch tensor on that device (tests/test_types.cpp)."""
+    out = m.types.empty_like_of(torch.ones(3, device="cuda"), 4)
+    assert isinstance(out, torch.Tensor) and out.device.type == "cuda" and out.shape == (4,)
+    assert out.dtype == torch.float32

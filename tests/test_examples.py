@@ -90,7 +90,7 @@ def test_frobenius_rejects_non_matrices_with_a_type_error_naming_the_annotations
     # snippet: errors
     with pytest.raises(TypeError, match="incompatible function arguments") as e:
         ext.frobenius(np.ones(3, np.float32))  # 1-D: the annotation asks for ndim 2
-    # the signature text names the annotations (nanobind spelling, then the pybind11 backend's)
+    # the signature text names the annotations (nb::ndarray's spelling, then py::dltensor's on both backends)
     assert ("dtype=float32, shape=(*, *), order='C', device='cpu', writable=False" in str(e.value) or
             "dict(dtype='float32', shape=(None, None), order='C', device='cpu', writable=False)" in str(e.value))
     # end snippet
@@ -378,6 +378,33 @@ def test_total_dispatches_on_dtype_for_any_framework(build, flavor, fw):
     ext = load(build, "overload_dtype", flavor)
     assert type(ext.total(in_framework(fw, np.arange(5, dtype=np.int64)))) is int
     assert ext.total(in_framework(fw, np.arange(5, dtype=np.float64))) == 10.0
+
+
+# --- answer in the caller's framework; overload by framework -------------------------------------------
+
+@pytest.mark.parametrize("flavor", DLTENSOR)
+def test_doubled_answers_in_the_callers_framework(build, flavor):
+    ext = load(build, "caller_framework", flavor)
+    # snippet: doubled_python
+    assert type(ext.doubled(np.ones(3, np.float32))) is np.ndarray
+    assert isinstance(ext.doubled(torch.ones(3)), torch.Tensor)
+    assert isinstance(ext.doubled(jnp.ones(3, jnp.float32)), type(jnp.ones(1)))
+    assert ext.doubled([1.0, 2.0]).tolist() == [2.0, 4.0]  # a list converts to NumPy: NumPy out
+    # end snippet
+
+
+def test_ndarray_doubled_answers_in_its_tags_framework(build):
+    ext = load(build, "caller_framework", "ndarray")
+    assert type(ext.doubled(torch.ones(3))) is np.ndarray and ext.doubled(torch.ones(3)).tolist() == [2.0] * 3
+
+
+@pytest.mark.parametrize("flavor", ["ndarray", *DLTENSOR])
+def test_which_overloads_by_framework(build, flavor):
+    ext = load(build, "caller_framework", flavor)
+    assert ext.which(np.ones(3, np.float32)) == "numpy"
+    # nb::ndarray ignores the tag on parameters: its first overload takes PyTorch's tensor too
+    assert ext.which(torch.ones(3)) == ("numpy" if flavor == "ndarray" else "pytorch")
+    assert ext.which(jnp.ones(3, jnp.float32)) == "numpy"  # neither framework: the first overload
 
 
 # --- float16 and bfloat16 ----------------------------------------------------------------------------

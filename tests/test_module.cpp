@@ -39,4 +39,5 @@ DLTENSOR_TEST_MODULE(DLTENSOR_TEST_MODULE_NAME, m) {
     init_paddle(m);
     init_allocation(m);
     init_return_matrix(m);
+    init_types(m);
 }

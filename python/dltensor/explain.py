@@ -20,13 +20,20 @@ __all__ = ["explain", "refusals", "Refusal"]
 
 class Refusal:
     """One refused argument: the object's ``id``, its type name, the kind of mismatch, the explanation,
-    and the signature text of the parameter that refused it."""
+    and the signature text of the parameter that refused it (``forms``: every text under which a
+    ``TypeError`` may list that parameter: pybind11 >= 3 lists a ``.noconvert()`` argument in its return
+    form)."""
 
-    __slots__ = ("object", "type", "kind", "explanation", "signature")
+    __slots__ = ("object", "type", "kind", "explanation", "signature", "forms")
 
     def __init__(self, record: dict):
-        for name in self.__slots__:
+        for name in ("object", "type", "kind", "explanation"):
             setattr(self, name, record[name])
+        # "@parameter@return@" (dltensor/signature.h) where the backend names both forms, else one text
+        text = record["signature"]
+        forms = text[1:-1].split("@") if text.startswith("@") and text.endswith("@") and text.count("@") == 3 else [text]
+        self.signature = forms[0]
+        self.forms = tuple(dict.fromkeys(forms))
 
     def __repr__(self):
         return f"Refusal({self.type}: {self.explanation})"
@@ -83,21 +90,21 @@ def _describe(records, args, kwargs, message) -> list:
     converting pass comes after the exact one)."""
     last = {}
     for r in records:
-        last[(r.object, r.signature)] = r
+        last[(r.object, r.forms)] = r
     positions = {}
     for i, a in enumerate(args):
         positions.setdefault(id(a), []).append(i)
     keywords = {id(v): k for k, v in kwargs.items()}
     overloads = _overloads(message)
     lines = []
-    for (obj, signature), r in last.items():
+    for (obj, forms), r in last.items():
         where = []
         for number, params in overloads or [(None, [])]:
             names = [keywords[obj]] if obj in keywords else [
                 params[i][0] if i < len(params) else f"#{i + 1}" for i in positions.get(obj, [])]
             # The parameter's type text holds the refusing signature (also inside `Optional[...]` /
             # `... | None` for an optional parameter).
-            matches = [n for n, t in params if signature and signature in t and n in names] if params else names
+            matches = [n for n, t in params if any(f and f in t for f in forms) and n in names] if params else names
             for n in (matches or ([] if params else names)):
                 where.append(f"argument `{n}`" + (f" of overload {number}" if len(overloads) > 1 else ""))
         if not where and obj not in positions and obj not in keywords:

@@ -76,10 +76,10 @@ REASONS = {
         "a return without a framework annotation is a dltensor.Tensor (with __dlpack__, "
         "__dlpack_device__ and the buffer protocol), never a bare DLPack capsule (reference.md §13)",
     "signature-text":
-        "signature text: dltensor names every annotation, read-only-ness included (writable=True / "
-        "writable=False) where nanobind omits writable=True; a parameter without a framework is "
-        "ArrayLike[...] where nanobind writes ndarray[...]; on pybind11 every tensor is "
-        "typing.Annotated[<type>, dict(...)] (reference.md §18)",
+        "signature text: every tensor is typing.Annotated[<type>, dict(...)] on both backends, naming "
+        "every annotation, read-only-ness included (writable=True / writable=False), with a type a type "
+        "checker uses (dltensor.typing.ArrayLike, numpy.typing.NDArray[...], torch.Tensor, ...) where "
+        "nanobind writes ndarray[dtype=..., ...] (reference.md §18)",
     "reference-internal-keeps-both":
         "reference_internal keeps both alive: a returned view of a tensor that has an owner keeps the "
         "parent (self) and the tensor's own owner alive, where nanobind refuses with RuntimeError "

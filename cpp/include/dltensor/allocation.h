@@ -57,6 +57,22 @@ DLTENSOR_HOT_INLINE int allocate_empty(const size_t *shape, size_t ndim, int32_t
                                      Config::N, {device_type ? device_type : (int32_t) dlpack::cpu, (int32_t) device_id},
                                      (char) Config::Order::value, out, read_only);
 }
+/// The compile error of `empty_like()` and `return_like()` on a framework-annotated tensor (both backends).
+#define DLTENSOR_FOLLOW_ANNOTATED_MESSAGE                                                                    \
+    "py::dltensor<...>::empty_like(x, shape) / return_like(x): the result returns in x's framework, which "   \
+    "a framework annotation would contradict; drop the annotation (or use empty(shape))"
+
+/// `empty_like(x, shape)` on both backends: as allocate_empty(), but by `framework` (the framework of `x`,
+/// frameworks/ numbers; 0: an unknown producer, NumPy's on the CPU) and on `device` (`x`'s).
+template <typename Config, typename Scalar>
+inline int allocate_like(const size_t *shape, size_t ndim, int framework, dlpack::Device device, bool read_only,
+                         imported &out) noexcept {
+    static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "dltensor::empty_like() needs a dtype annotation");
+    static_assert(Config::Framework::value == 0, DLTENSOR_FOLLOW_ANNOTATED_MESSAGE);
+    return allocate_framework_tensor(framework, dtype_of<Scalar>(), shape, ndim, Config::N, device,
+                                     (char) Config::Order::value, out, read_only);
+}
+
 inline constexpr const char *empty_shape_message = "dltensor::empty(): the shape does not match the annotated ndim";
 
 } // namespace dlt

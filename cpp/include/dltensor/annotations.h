@@ -116,7 +116,7 @@ template <typename... Args> struct config {
     static constexpr int32_t N = Shape::ndim;
 
     static constexpr requirements requirements_() {
-        return requirements_of<Scalar>(N, Shape::extents, Device::value, Order::value, read_only);
+        return requirements_of<Scalar>(N, Shape::extents, Device::value, Order::value, read_only, Framework::value);
     }
 };
 

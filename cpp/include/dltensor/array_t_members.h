@@ -181,6 +181,17 @@ public:
         return Derived::empty(e.n, e.v, device_id);
     }
 
+    /// `Derived::empty_like(like, ndim, shape)` (each backend's: a new tensor in the framework and on the
+    /// device of `like`, returned in that framework) with the shape as a braced list or a container.
+    template <typename Like> static Derived empty_like(const Like &like, std::initializer_list<size_t> shape) {
+        return Derived::empty_like(like, shape.size(), shape.begin());
+    }
+    template <typename Like, typename Shape, std::enable_if_t<is_extent_container_v<Shape>, int> = 0>
+    static Derived empty_like(const Like &like, const Shape &shape) {
+        const extent_list e(shape, "empty_like");
+        return Derived::empty_like(like, e.n, e.v);
+    }
+
     /// A new tensor (allocated as `Derived::empty(shape)`: the annotated framework's, in the annotated
     /// order) holding a copy, made now, of the `shape` elements at `data`, laid out in that order (C order
     /// unless annotated `f_contig`), copied through the result's strides wherever its layout differs.

@@ -49,6 +49,29 @@ constexpr bool is_known_device_type(int32_t t) noexcept {
     return t >= cpu && t <= trn && t != 5 && t != 6;
 }
 
+/// A device type's name, as DLPack's enum spells it without `kDL` ("cpu", "cuda", ...).
+constexpr const char *device_name(int32_t type) noexcept {
+    switch (type) {
+        case cpu: return "cpu";
+        case cuda: return "cuda";
+        case cuda_host: return "cuda_host";
+        case opencl: return "opencl";
+        case vulkan: return "vulkan";
+        case metal: return "metal";
+        case vpi: return "vpi";
+        case rocm: return "rocm";
+        case rocm_host: return "rocm_host";
+        case ext_dev: return "ext_dev";
+        case cuda_managed: return "cuda_managed";
+        case oneapi: return "oneapi";
+        case webgpu: return "webgpu";
+        case hexagon: return "hexagon";
+        case maia: return "maia";
+        case trn: return "trn";
+        default: return "unknown device";
+    }
+}
+
 /// `DLDevice`: a device type and the index of the device within that type.
 struct Device {
     int32_t device_type;  ///< A `device_code` number.

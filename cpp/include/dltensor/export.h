@@ -441,7 +441,8 @@ DLTENSOR_HOT_INLINE PyObject *export_to_exchange_framework(const dlpack::Exchang
 inline constexpr const char *no_framework_to_copy_into =
     "dltensor: this return policy copies, which is not supported for this framework (a tensor without a "
     "framework annotation, py::array_api or py::memview cannot own a copy, and it was not imported from a "
-    "framework's tensor): annotate one (py::numpy, ...), or return a view";
+    "framework's tensor, nor follows one by return_like()): annotate one (py::numpy, ...), or return a "
+    "view (give the memory an owner, or use the reference policy)";
 
 /// What no framework returns (`fw_none`, `fw_array_api`: a `dltensor.Tensor`; `fw_memview`: a memoryview
 /// over its buffer protocol, CPU). Neither can own a copy. A new reference, or NULL with an error set.

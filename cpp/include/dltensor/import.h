@@ -43,6 +43,7 @@
 namespace dlt {
 
 DLTENSOR_CORE bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept;
+DLTENSOR_CORE bool of_annotated_framework(PyObject *src, const requirements &r) noexcept;
 
 #if DLTENSOR_CORE_DEFINITIONS
 namespace detail {
@@ -291,6 +292,28 @@ DLTENSOR_CORE bool import_tensor(PyObject *src, const requirements &r, bool conv
     const mismatch m = detail::import_by_route(src, info, r, out);
     if (m == mismatch::none) return detail::accept(src, info, r, convert, out);
     return detail::import_converted(src, info, r, convert, m, out);
+}
+#else
+;
+#endif
+
+/// Does `src` belong to the framework `r` annotates (`r.framework`, not 0)? What a framework-annotated
+/// parameter asks before import_tensor() when conversion is off (overload resolution's first pass,
+/// `.noconvert()`), so that overloads tell frameworks apart (`py::numpy` vs `py::pytorch`). A tensor of the
+/// framework's subclasses belongs to it; a raw capsule, a buffer or another framework's tensor does not.
+/// False: refused (the calling thread's `last_refusal()` says why), nothing read or consumed.
+DLTENSOR_CORE bool of_annotated_framework(PyObject *src, const requirements &r) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    if (!enter_interpreter()) return detail::refuse_in_sub_interpreter(src, r, false);
+    producer_info info;
+    const bool producer = !PyCapsule_CheckExact(src) && detail::producer_of(Py_TYPE(src), info);
+    if (producer && info.kind == r.framework) return true;
+    detail::refuse(src, r, false, mismatch::framework, !producer && !PyCapsule_CheckExact(src), false,
+                   producer ? framework_by_id(info.kind) : nullptr);
+    const framework *annotated = framework_by_id(r.framework);
+    last_refusal().set_detail(annotated ? annotated->name : nullptr);  // the explanation names it
+    return false;
 }
 #else
 ;

@@ -42,6 +42,7 @@
 #include "refusal_log.h"
 #include "requirements.h"
 #include "return_policy.h"
+#include "signature.h"
 #include "strides.h"
 
 NAMESPACE_BEGIN(NB_NAMESPACE)
@@ -86,7 +87,7 @@ template <typename Config> constexpr dlt::requirements dltensor_requirements() {
     using Scalar = typename Config::Scalar;
     return dlt::requirements_of<Scalar>(Config::N, dltensor_extents<typename Config::Shape>::value,
                                         Config::DeviceType::value, (char) Config::Order::value,
-                                        std::is_const_v<Scalar>);
+                                        std::is_const_v<Scalar>, Config::Framework::value);
 }
 
 /// Framework a returned tensor becomes: the annotated one, else an array-API object (`__dlpack__` and
@@ -96,19 +97,13 @@ using dltensor_framework =
     std::conditional_t<std::is_same_v<typename Config::Framework, no_framework>, array_api,
                        typename Config::Framework>;
 
-/// A dltensor framework tag (frameworks/) that nanobind has none of its own for, as a nanobind tag. Named
-/// `ArrayLike` in signatures: nanobind's stubgen rewrites only the framework names it knows, and any other
-/// would make an invalid stub (`paddle.Tensor[dtype=float32]`); the pybind11 backend names the type.
+/// A dltensor framework tag (frameworks/) that nanobind has none of its own for, as a nanobind tag
+/// (signatures name its type from the number: signature.h).
 template <typename Tag> struct dltensor_framework_tag {
     static constexpr auto name = const_name("ArrayLike");
     static constexpr int value = Tag::value;
     static constexpr bool is_framework = true;
 };
-
-/// The type name in signatures: the framework's, except that TensorFlow is named by its public type
-/// (`tensorflow.Tensor`, which nanobind's stubgen maps) rather than the private EagerTensor path.
-template <typename Framework> struct dltensor_type_name { static constexpr auto name = Framework::name; };
-template <> struct dltensor_type_name<tensorflow> { static constexpr auto name = const_name("tensorflow.Tensor"); };
 
 /// How many annotations of each kind a parameter list holds: each kind may appear at most once.
 template <typename T> struct dltensor_is_shape : std::false_type { };
@@ -200,7 +195,8 @@ public:
     template <typename... Args2>
     explicit dltensor(const dltensor<Args2...> &other)
         : base(other.handle()), m_stream(other.m_stream), m_source(other.m_source),
-          m_source_framework(other.m_source_framework), m_owner(other.m_owner), m_owner_known(other.m_owner_known) { }
+          m_source_framework(other.m_source_framework), m_return_framework(other.m_return_framework),
+          m_owner(other.m_owner), m_owner_known(other.m_owner_known) { }
 
     /// Adopts any `nb::ndarray`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
     template <typename... Args2>
@@ -292,6 +288,25 @@ public:
     static dltensor empty(size_t ndim, const size_t *shape, int device_id = 0);
     using members::empty;
 
+    /// Answers in the caller's framework: a new tensor (as `empty()`: uninitialized, this type's dtype and
+    /// order) on the device of `like` (an argument), allocated by `like`'s framework where it allocates
+    /// (NumPy, PyTorch, PaddlePaddle; NumPy's on the CPU else) and returned as `return_like(like)` does.
+    /// Needs a dtype and no framework annotation. `empty_like(like, {rows, cols})` and
+    /// `empty_like(like, container)` are array_t_members' spellings.
+    template <typename... Args2>
+    static dltensor empty_like(const dltensor<Args2...> &like, size_t ndim, const size_t *shape);
+    using members::empty_like;
+
+    /// Makes this tensor return in the framework of `like` (an argument) when its annotation names none:
+    /// NumPy in, NumPy out; PyTorch in, PyTorch out; JAX in, a new JAX array out. `like` of no known
+    /// framework (an unknown producer, a buffer, memory C++ made) changes nothing: the tensor returns as
+    /// it would (its source, else a `dltensor.Tensor`). The return policy's rules hold as ever.
+    template <typename... Args2> dltensor &return_like(const dltensor<Args2...> &like) noexcept {
+        static_assert(Config::Framework::value == 0, DLTENSOR_FOLLOW_ANNOTATED_MESSAGE);
+        m_return_framework = like.m_source_framework;
+        return *this;
+    }
+
     /// What keeps this tensor's memory alive, for a view of it (`leading()`): its owner; a capsule holding
     /// its nanobind handle when only nanobind knows the owner (adopted from a plain nb::ndarray); empty for
     /// owner-less memory.
@@ -301,6 +316,9 @@ public:
     auto cast(rv_policy rvp = rv_policy::automatic, class handle parent = {}) const;
 
 private:
+    /// The tensor that empty() or empty_like() allocated (`rc`, `im`: allocate_empty()'s), or their throw.
+    static dltensor allocated(int rc, dlt::imported &im, size_t ndim);
+
     dltensor(dlt::construct_tag, VoidPtr data, const dlt::shape_array &shape, handle owner,
              std::initializer_list<dlt::element_stride> strides, dlpack::dtype dtype, int device_type,
              int device_id, char order, uint64_t byte_offset)
@@ -312,6 +330,9 @@ private:
     /// the tensor as nanobind returns its importer's source (`f(x) is x`); NULL when C++ made the tensor.
     PyObject *m_source = nullptr;
     int m_source_framework = 0;  ///< `m_source`'s framework (frameworks/ numbers).
+    /// The framework to return in when the annotation names none (return_like(), empty_like(): the
+    /// followed tensor's source framework); 0: none to follow.
+    int m_return_framework = 0;
     /// The Python object that keeps the memory alive (imported, allocated, or given one), borrowed: the
     /// nanobind handle holds a reference to it. NULL: none (static memory). What a NumPy array made of the
     /// tensor takes as its base, and what an export holds instead of the nanobind handle.
@@ -414,15 +435,26 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     using Framework = dltensor_framework<Config>;
     static constexpr dlt::requirements requirements = dltensor_requirements<Config>();
 
-    // Writability is shown either way (nanobind shows only `writable=False`), so that the TypeError's
-    // signature text alone tells a `float32` parameter from a `const float32` one.
     using Value = dltensor<Args...>;
-    static constexpr auto Name = dltensor_type_name<Framework>::name + const_name("[") +
-                                 concat_maybe(dtype_name<Scalar>::name, Config::Shape::name, Config::Order::name,
-                                              Config::DeviceType::name,
-                                              const_name<dltensor<Args...>::ReadOnly>("writable=False",
-                                                                                      "writable=True")) +
-                                 const_name("]");
+    // The signature text (signature.h): parameter and return types apart ("@parameter@return@", which
+    // nanobind's signatures resolve), and every annotation named, writability either way.
+    static constexpr dlt::signature_spec spec() {
+        dlt::signature_spec s;
+        s.framework = Config::Framework::value;
+        if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>)
+            s.dtype = dlt::dtype_of<std::remove_cv_t<Scalar>>();
+        s.ndim = Config::N;
+        s.extents = dltensor_extents<typename Config::Shape>::value;
+        s.order = (char) Config::Order::value;
+        s.device_type = Config::DeviceType::value;
+        s.read_only = Value::ReadOnly;
+        return s;
+    }
+    static constexpr dlt::signature_text signature = dlt::make_signature(spec(), dlt::signature_role::both);
+    template <size_t... Is> static constexpr auto name_of(std::index_sequence<Is...>) {
+        return descr<sizeof...(Is)>(signature.s[Is]...);
+    }
+    static constexpr auto Name = name_of(std::make_index_sequence<signature.len>());
     // What NB_TYPE_CASTER declares, with one addition: the conversions to the parameter mark the value taken
     // (the call goes ahead), so that a capsule consumed for a call that never happens is handed back.
     template <typename T_> using Cast = movable_cast_t<T_>;
@@ -450,6 +482,16 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     bool m_taken = false;            ///< the value went to the call (or to the caller of nb::cast)
 
     bool from_python(handle src, uint32_t flags, cleanup_list *cleanup) noexcept {
+        static_assert(Config::Framework::value != dlt::fw_memview, DLTENSOR_MEMVIEW_PARAMETER_MESSAGE);
+        // A framework annotation: without conversion only that framework's tensors (overloads by framework).
+        if constexpr (requirements.framework != 0) {
+            if (!(flags & (uint32_t) cast_flags::convert) &&
+                !(src.is_none() && (flags & (uint32_t) cast_flags::accepts_none)) &&
+                !dlt::of_annotated_framework(src.ptr(), requirements)) {
+                dltensor_refusal(src, flags, Name.text);
+                return false;
+            }
+        }
         dlt::imported im;
         const dltensor_import_result r = dltensor_import(src, flags, requirements, Name.text, im);
         if (r != dltensor_import_result::tensor) {
@@ -488,14 +530,15 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
             PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
             return handle();
         }
-        if (!tensor.m_owner_known && tensor.is_valid() &&
+        if (!tensor.m_owner_known && tensor.is_valid() && !tensor.m_return_framework &&
             (policy == rv_policy::automatic || policy == rv_policy::automatic_reference))
             // Adopted from a plain nb::ndarray: whether to copy depends on whether its handle has an owner,
             // which only nanobind knows; its own export decides (a view when there is an owner).
             return make_caster<ndarray<Framework>>::from_cpp(ndarray<Framework>(tensor.handle()), policy, cleanup);
         PyObject *parent = cleanup ? cleanup->self() : nullptr;
         const dlt::return_plan plan =
-            dlt::plan_return(dlt::return_policy_of(policy), tensor.is_valid(), tensor.m_owner != nullptr, Config::Framework::value,
+            dlt::plan_return(dlt::return_policy_of(policy), tensor.is_valid(), tensor.m_owner != nullptr,
+                             Config::Framework::value ? (int) Config::Framework::value : tensor.m_return_framework,
                              tensor.m_source != nullptr, tensor.m_source_framework, parent != nullptr);
         switch (plan.action) {
             case dlt::return_plan::source: return handle(tensor.m_source).inc_ref();
@@ -538,9 +581,7 @@ template <typename... Args> object dltensor<Args...>::memory_owner() const {
 }
 
 template <typename... Args>
-dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int device_id) {
-    dlt::imported im;
-    int rc = dlt::allocate_empty<Config, Scalar>(shape, ndim, base::DeviceType, device_id, base::ReadOnly, im);
+dltensor<Args...> dltensor<Args...>::allocated(int rc, dlt::imported &im, size_t ndim) {
     if (rc > 0) throw std::invalid_argument(dlt::empty_shape_message);
     if (rc < 0) throw python_error();
     object owner = steal(im.owner.release());
@@ -551,6 +592,25 @@ dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int
     result.m_stream = im.stream;
     result.m_source = im.source;
     result.m_source_framework = im.source_framework;
+    return result;
+}
+
+template <typename... Args>
+dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int device_id) {
+    dlt::imported im;
+    const int rc = dlt::allocate_empty<Config, Scalar>(shape, ndim, base::DeviceType, device_id, base::ReadOnly, im);
+    return allocated(rc, im, ndim);
+}
+
+template <typename... Args>
+template <typename... Args2>
+dltensor<Args...> dltensor<Args...>::empty_like(const dltensor<Args2...> &like, size_t ndim, const size_t *shape) {
+    if (!like.is_valid()) throw std::invalid_argument("dltensor::empty_like(): the tensor to follow is empty");
+    dlt::imported im;
+    const int rc = dlt::allocate_like<Config, Scalar>(shape, ndim, like.m_source_framework,
+                                                      {like.device_type(), like.device_id()}, base::ReadOnly, im);
+    dltensor result = allocated(rc, im, ndim);
+    result.m_return_framework = like.m_source_framework;
     return result;
 }
 

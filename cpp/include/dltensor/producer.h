@@ -158,8 +158,10 @@ inline void producer_cache::release() noexcept {
 }
 
 /// Per-type producer lookup through the cache. Returns false, caching nothing, for a type with neither
-/// `__dlpack__` nor the buffer protocol (not a tensor type at all).
-inline bool producer_of(PyTypeObject *tp, producer_info &info) noexcept {
+/// `__dlpack__` nor the buffer protocol (not a tensor type at all). Always inlined: every argument's hot
+/// path (import_tensor()) takes it, and a second caller (of_annotated_framework()) must not make the
+/// compiler leave it out of line.
+DLTENSOR_HOT_INLINE bool producer_of(PyTypeObject *tp, producer_info &info) noexcept {
     producer_cache &c = producer_cache::get();
 #ifdef Py_GIL_DISABLED
     producer_of_this_thread &mine = producer_seen_last;

@@ -70,6 +70,7 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 #include "refusal_log.h"
 #include "requirements.h"
 #include "return_policy.h"
+#include "signature.h"
 #include "strides.h"
 
 namespace PYBIND11_NAMESPACE {  // pybind11, with its visibility (hidden)
@@ -136,11 +137,16 @@ public:
 
     dltensor() = default;
     ~dltensor() { if (m_handle) m_handle->dec_ref(); }
-    dltensor(const dltensor &o) : m_handle(o.m_handle), m_owned(o.m_owned) { if (m_handle) m_handle->inc_ref(); }
-    dltensor(dltensor &&o) noexcept : m_handle(o.m_handle), m_owned(o.m_owned) { o.m_handle = nullptr; }
+    dltensor(const dltensor &o) : m_handle(o.m_handle), m_owned(o.m_owned), m_return_framework(o.m_return_framework) {
+        if (m_handle) m_handle->inc_ref();
+    }
+    dltensor(dltensor &&o) noexcept : m_handle(o.m_handle), m_owned(o.m_owned), m_return_framework(o.m_return_framework) {
+        o.m_handle = nullptr;
+    }
     dltensor &operator=(dltensor o) noexcept {
         std::swap(m_handle, o.m_handle);
         std::swap(m_owned, o.m_owned);
+        std::swap(m_return_framework, o.m_return_framework);
         return *this;
     }
 
@@ -148,7 +154,8 @@ public:
     /// A read-only tensor adopted from a writable one gets a read-only handle of its own (kept alive by the
     /// other's), so that its exports are read-only as the nanobind backend's are. Needs the GIL then.
     template <typename... Args2>
-    explicit dltensor(const dltensor<Args2...> &o) : m_handle(o.m_handle), m_owned(o.m_owned) {
+    explicit dltensor(const dltensor<Args2...> &o)
+        : m_handle(o.m_handle), m_owned(o.m_owned), m_return_framework(o.m_return_framework) {
         if (!m_handle) return;
         if (!ReadOnly || m_handle->read_only()) {
             m_handle->inc_ref();
@@ -302,6 +309,19 @@ public:
     static dltensor empty(size_t ndim, const size_t *shape, int device_id = 0);
     using members::empty;
 
+    /// A new tensor on the device of `like`, returned in `like`'s framework (see the nanobind backend).
+    template <typename... Args2>
+    static dltensor empty_like(const dltensor<Args2...> &like, size_t ndim, const size_t *shape);
+    using members::empty_like;
+
+    /// Makes this tensor return in the framework of `like` when its annotation names none (see the
+    /// nanobind backend).
+    template <typename... Args2> dltensor &return_like(const dltensor<Args2...> &like) noexcept {
+        static_assert(Config::Framework::value == 0, DLTENSOR_FOLLOW_ANNOTATED_MESSAGE);
+        m_return_framework = like.m_handle ? like.m_handle->source_framework() : 0;
+        return *this;
+    }
+
     /// What keeps this tensor's memory alive, for a view of it (`leading()`): its owner; empty for owner-less
     /// memory.
     object memory_owner() const {
@@ -346,72 +366,36 @@ private:
 
     dlt::tensor_handle *m_handle = nullptr;
     bool m_owned = false;  ///< an owner keeps the memory alive (imported, allocated, or given one)
+    /// The framework to return in when the annotation names none (return_like(), empty_like(): the
+    /// followed tensor's source framework); 0: none to follow.
+    int m_return_framework = 0;
+
+    /// The tensor that empty() or empty_like() allocated (`rc`, `im`: allocate_empty()'s), or their throw.
+    static dltensor allocated(int rc, dlt::imported &im);
 };
 
 namespace detail {
 
-/// The signature text, built at compile time as a valid Python annotation (pybind11-stubgen copies it
-/// into stubs): `typing.Annotated[numpy.ndarray, dict(dtype='float32', shape=(None, 3), order='C',
-/// device='cpu', writable=False)]`; without a framework the type is `typing.Any` (any DLPack producer).
+/// The signature text (signature.h), as pybind11's descriptor: a parameter's and a return's type apart
+/// where pybind11 can tell them (pybind11 >= 3), else the parameter's (pybind11-stubgen copies it).
 template <typename Config> struct dltensor_signature {
-    struct text { char s[320] = {}; size_t len = 0; };
-    static constexpr void put(text &t, const char *s) { while (*s && t.len < 319) t.s[t.len++] = *s++; }
-    static constexpr void put_uint(text &t, uint64_t v) {
-        char buf[24] = {};
-        int n = 0;
-        do { buf[n++] = (char) ('0' + v % 10); v /= 10; } while (v);
-        while (n) t.s[t.len++] = buf[--n];
+    static constexpr dlt::signature_spec spec() {
+        dlt::signature_spec s;
+        s.framework = Config::Framework::value;
+        if constexpr (!std::is_void_v<std::remove_cv_t<typename Config::Scalar>>)
+            s.dtype = dlt::dtype_of<typename Config::Scalar>();
+        s.ndim = Config::N;
+        s.extents = Config::Shape::extents;
+        s.order = Config::Order::value;
+        s.device_type = Config::Device::value;
+        s.read_only = Config::read_only;
+        return s;
     }
-    static constexpr text make() {
-        text t;
-        put(t, "typing.Annotated[");
-        put(t, Config::Framework::value == 0 ? "typing.Any" : Config::Framework::type_name);
-        put(t, ", dict(");
-        bool first = true;
-        auto sep = [&]() { if (!first) put(t, ", "); first = false; };
-        using Scalar = typename Config::Scalar;
-        if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>) {
-            constexpr dlt::dlpack::DataType d = dlt::dtype_of<Scalar>();
-            sep();
-            put(t, "dtype='");
-            if (dlt::is_float8_code(d.code)) put(t, dlt::small_float_name(d.code));  // float8_e4m3fn, ...
-            else {
-                put(t, d.code == dlt::dlpack::bool_ ? "bool" : d.code == dlt::dlpack::int_ ? "int"
-                       : d.code == dlt::dlpack::uint_ ? "uint" : d.code == dlt::dlpack::float_ ? "float"
-                       : d.code == dlt::dlpack::bfloat_ ? "bfloat" : "complex");
-                if (d.code != dlt::dlpack::bool_) put_uint(t, d.bits);
-            }
-            put(t, "'");
-        }
-        if constexpr (Config::N >= 0) {
-            sep();
-            put(t, "shape=(");
-            for (int32_t i = 0; i < Config::N; ++i) {
-                if (i) put(t, ", ");
-                if (Config::Shape::extents[i] < 0) put(t, "None");
-                else put_uint(t, (uint64_t) Config::Shape::extents[i]);
-            }
-            put(t, Config::N == 1 ? ",)" : ")");
-        }
-        if constexpr (Config::Order::value != '\0') {
-            sep();
-            put(t, "order='");
-            const char o[2] = {Config::Order::value, '\0'};
-            put(t, o);
-            put(t, "'");
-        }
-        if constexpr (Config::Device::value != 0) {
-            sep();
-            put(t, "device='");
-            put(t, Config::Device::name);
-            put(t, "'");
-        }
-        sep();  // writability either way: the TypeError's signature text tells float32 from const float32
-        put(t, Config::read_only ? "writable=False" : "writable=True");
-        put(t, ")]");
-        return t;
-    }
-    static constexpr text value = make();
+#if PYBIND11_VERSION_MAJOR >= 3
+    static constexpr dlt::signature_text value = dlt::make_signature(spec(), dlt::signature_role::both);
+#else
+    static constexpr dlt::signature_text value = dlt::make_signature(spec(), dlt::signature_role::parameter);
+#endif
     template <size_t... Is> static constexpr auto descr_of(std::index_sequence<Is...>) {
         return detail::descr<sizeof...(Is)>(value.s[Is]...);
     }
@@ -475,9 +459,14 @@ public:
     /// so that overload resolution goes on; `convert` is false in pybind11's first pass and for
     /// `.noconvert()` arguments.
     bool load(handle src, bool convert) {
+        static_assert(Config::Framework::value != dlt::fw_memview, DLTENSOR_MEMVIEW_PARAMETER_MESSAGE);
         dlt::imported im;
-        if (!dlt::import_tensor(src.ptr(), requirements, convert, im)) {
-            if (!dltensor_refusal(src, dltensor_signature<Config>::value.s)) throw error_already_set();
+        // A framework annotation: without conversion only that framework's tensors (overloads by framework).
+        bool other_framework = false;
+        if constexpr (requirements.framework != 0)
+            other_framework = !convert && !dlt::of_annotated_framework(src.ptr(), requirements);
+        if (other_framework || !dlt::import_tensor(src.ptr(), requirements, convert, im)) {
+            if (!dltensor_refusal(src, dltensor_signature<Config>::name.text)) throw error_already_set();
             return false;
         }
         // The handle takes its own reference to the owner; `im` drops the importer's.
@@ -512,7 +501,8 @@ public:
         }
         dlt::tensor_handle *h = src.handle();
         const dlt::return_plan plan =
-            dlt::plan_return(dlt::return_policy_of(policy), src.is_valid(), src.m_owned, Config::Framework::value,
+            dlt::plan_return(dlt::return_policy_of(policy), src.is_valid(), src.m_owned,
+                             Config::Framework::value ? Config::Framework::value : src.m_return_framework,
                              h && h->source(), h ? h->source_framework() : 0, parent.ptr() != nullptr);
         switch (plan.action) {
             case dlt::return_plan::source: return handle(h->source()).inc_ref();
@@ -559,7 +549,7 @@ template <typename... Args>
 type_caster<pybind11::dltensor<Args...>> &load_type(type_caster<pybind11::dltensor<Args...>> &conv,
                                                     const handle &h) {
     if (!conv.load(h, true))
-        throw dltensor_cast_error(dlt::refusal_message(h.ptr(), dltensor_signature<dlt::config<Args...>>::value.s));
+        throw dltensor_cast_error(dlt::refusal_message(h.ptr(), dltensor_signature<dlt::config<Args...>>::name.text));
     return conv;
 }
 
@@ -580,9 +570,7 @@ template <typename... Args> bool try_cast(handle obj, dltensor<Args...> &out, bo
 }
 
 template <typename... Args>
-dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int device_id) {
-    dlt::imported im;
-    int rc = dlt::allocate_empty<Config, Scalar>(shape, ndim, DeviceType, device_id, ReadOnly, im);
+dltensor<Args...> dltensor<Args...>::allocated(int rc, dlt::imported &im) {
     if (rc > 0) throw std::invalid_argument(dlt::empty_shape_message);
     if (rc < 0) throw error_already_set();
     object owner = reinterpret_steal<object>(im.owner.release());
@@ -590,6 +578,25 @@ dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int
     if (!h) throw error_already_set();
     h->set_source(im.source, im.source_framework);
     return dltensor(h, true);
+}
+
+template <typename... Args>
+dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int device_id) {
+    dlt::imported im;
+    return allocated(dlt::allocate_empty<Config, Scalar>(shape, ndim, DeviceType, device_id, ReadOnly, im), im);
+}
+
+template <typename... Args>
+template <typename... Args2>
+dltensor<Args...> dltensor<Args...>::empty_like(const dltensor<Args2...> &like, size_t ndim, const size_t *shape) {
+    if (!like.is_valid()) throw std::invalid_argument("dltensor::empty_like(): the tensor to follow is empty");
+    const int framework = like.m_handle->source_framework();
+    dlt::imported im;
+    dltensor result = allocated(dlt::allocate_like<Config, Scalar>(shape, ndim, framework,
+                                                                   {like.device_type(), like.device_id()}, ReadOnly, im),
+                                im);
+    result.m_return_framework = framework;
+    return result;
 }
 
 template <typename... Args>

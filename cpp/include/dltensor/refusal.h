@@ -95,28 +95,6 @@ DLTENSOR_HOT_INLINE mismatch check_noting(const requirements &r, const dlpack::T
     return m;
 }
 
-inline const char *device_name(int32_t type) noexcept {
-    switch (type) {
-        case dlpack::cpu: return "cpu";
-        case dlpack::cuda: return "cuda";
-        case dlpack::cuda_host: return "cuda_host";
-        case dlpack::opencl: return "opencl";
-        case dlpack::vulkan: return "vulkan";
-        case dlpack::metal: return "metal";
-        case dlpack::vpi: return "vpi";
-        case dlpack::rocm: return "rocm";
-        case dlpack::rocm_host: return "rocm_host";
-        case dlpack::ext_dev: return "ext_dev";
-        case dlpack::cuda_managed: return "cuda_managed";
-        case dlpack::oneapi: return "oneapi";
-        case dlpack::webgpu: return "webgpu";
-        case dlpack::hexagon: return "hexagon";
-        case dlpack::maia: return "maia";
-        case dlpack::trn: return "trn";
-        default: return "unknown device";
-    }
-}
-
 DLTENSOR_MESSAGE_PATH std::string dtype_text(dlpack::DataType t) {
     char name[dtype_name_capacity];
     if (dtype_name(t, name)) return name;
@@ -194,7 +172,7 @@ DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
                    ") for a writable parameter: declare the dtype const (or add py::ro) if the function "
                    "only reads it";
         case mismatch::device:
-            return "device " + std::string(device_name(r.device_type)) + ", expected " + device_name(q.device_type);
+            return "device " + std::string(dlpack::device_name(r.device_type)) + ", expected " + dlpack::device_name(q.device_type);
         case mismatch::shape:
             if (r.ndim != q.ndim)
                 return "ndim " + std::to_string(r.ndim) + ", expected " + std::to_string(q.ndim) + " (shape " +
@@ -244,6 +222,11 @@ DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
                                       : "a tensor that requires grad for a writable parameter while grad mode is on";
         case mismatch::inference:
             return r.framework_reason ? r.framework_reason : "an inference tensor for a writable parameter";
+        case mismatch::framework:
+            return "a " + type + " for a parameter annotated with the framework " +
+                   (r.detail[0] ? std::string(r.detail) : std::string("of another type")) +
+                   ": without conversion (.noconvert(), or the first pass of overload resolution) only that "
+                   "framework's tensors bind";
         case mismatch::invalid:
             if (r.not_a_tensor) {
                 if (q.read_only && r.convert)

@@ -13,6 +13,7 @@
 #include <Python.h>
 
 #include <atomic>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -59,13 +60,15 @@ inline const char *mismatch_name(mismatch m) noexcept {
         case mismatch::misaligned: return "misaligned";
         case mismatch::requires_grad: return "requires_grad";
         case mismatch::inference: return "inference";
+        case mismatch::framework: return "framework";
         case mismatch::invalid: return "invalid";
     }
     return "invalid";
 }
 
 /// `reader(clear=False)`: this thread's refusals in this module, oldest first, as dicts {"object": id,
-/// "type", "kind", "explanation", "signature"}; `clear` empties the ring after reading.
+/// "type", "kind", "explanation", "signature"} ("signature": the parameter's whole signature text, see
+/// log_refusal()); `clear` empties the ring after reading.
 inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nargs) noexcept {
     const bool clear = nargs > 0 && PyObject_IsTrue(args[0]) == 1;
     refusal_log &log = refusal_log::of_this_thread();
@@ -126,7 +129,9 @@ inline void register_refusal_reader() noexcept { (void) process_state<refusal_re
 } // namespace detail
 
 /// Keeps the importer's last refusal (refusal.h) for `src`, refused by a parameter whose signature text is
-/// `signature` (static storage). Refusal path only; needs the GIL.
+/// `signature` (static storage; "@parameter@return@" where the backend names both, signature.h: the reader
+/// hands it to Python whole, and dltensor.explain() finds the parameter under either form, since pybind11
+/// shows a `.noconvert()` argument in its return form). Refusal path only; needs the GIL.
 DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
@@ -143,12 +148,20 @@ DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept
 ;
 #endif
 
+/// The parameter's form of a signature text: the text between the first two '@' of "@parameter@return@"
+/// (signature.h), or the whole text when it has no such form.
+DLTENSOR_MESSAGE_PATH std::string parameter_form(const char *signature) {
+    if (signature[0] != '@') return signature;
+    const char *end = std::strchr(signature + 1, '@');
+    return end ? std::string(signature + 1, end) : std::string(signature + 1);
+}
+
 /// "cannot convert <type of src> to <signature>: <why>", the message of a failed in-body conversion
 /// (`py::cast<T>(obj)`) on both backends: the calling thread's last refusal of `src`, explained.
 DLTENSOR_CORE DLTENSOR_COLD std::string refusal_message(PyObject *src, const char *signature)
 #if DLTENSOR_CORE_DEFINITIONS
 {
-    return std::string("cannot convert ") + Py_TYPE(src)->tp_name + " to " + signature + ": " +
+    return std::string("cannot convert ") + Py_TYPE(src)->tp_name + " to " + parameter_form(signature) + ": " +
            explain_last_refusal();
 }
 #else
@@ -162,7 +175,7 @@ DLTENSOR_CORE DLTENSOR_COLD void set_refusal_type_error(PyObject *src, const cha
     try {
         PyErr_SetString(PyExc_TypeError, refusal_message(src, signature).c_str());
     } catch (...) {  // no memory for the message
-        PyErr_Format(PyExc_TypeError, "cannot convert %s to %s", Py_TYPE(src)->tp_name, signature);
+        PyErr_Format(PyExc_TypeError, "cannot convert %s to a tensor parameter", Py_TYPE(src)->tp_name);
     }
 }
 #else

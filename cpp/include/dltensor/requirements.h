@@ -21,14 +21,24 @@ struct requirements {
     char order = '\0';                ///< 'C', 'F', 'A' (either), or '\0' for any strides.
     bool read_only = false;           ///< The parameter promises not to write (const dtype or `ro`).
     uint8_t alignment = 1;            ///< Bytes the first element's address must be a multiple of (the dtype's; a power of two).
+    /// The framework annotation (frameworks/ number; 0: none): without conversion (overload resolution's
+    /// first pass, `.noconvert()`) only that framework's tensors bind; with it, any producer's.
+    uint8_t framework = 0;
 };
+
+/// A parameter's framework annotation as `requirements::framework`: the number of a framework whose
+/// tensors a parameter can tell apart (frameworks/), 0 for none and for `array_api` (any producer, 7).
+constexpr uint8_t parameter_framework(int annotated) noexcept {
+    return annotated == 7 ? 0 : (uint8_t) annotated;
+}
 
 /// A parameter's requirements from its annotations, as either backend's compile-time config collects them:
 /// element type `Scalar` (void: any dtype; its alignment is required), `ndim` (-1: any) with `extents`
-/// (-1: any extent), DLPack `device_type` (0: any), `order` ('\0': any), `read_only` (const dtype or `ro`).
+/// (-1: any extent), DLPack `device_type` (0: any), `order` ('\0': any), `read_only` (const dtype or `ro`),
+/// `framework` (the annotation's number, 0: none).
 template <typename Scalar>
 constexpr requirements requirements_of(int32_t ndim, const int64_t *extents, int32_t device_type, char order,
-                                       bool read_only) noexcept {
+                                       bool read_only, int framework = 0) noexcept {
     requirements r;
     if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>) {
         r.dtype = dtype_of<Scalar>();
@@ -39,6 +49,7 @@ constexpr requirements requirements_of(int32_t ndim, const int64_t *extents, int
     r.device_type = device_type;
     r.order = order;
     r.read_only = read_only;
+    r.framework = parameter_framework(framework);
     return r;
 }
 
@@ -46,6 +57,11 @@ constexpr requirements requirements_of(int32_t ndim, const int64_t *extents, int
 #define DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE                                                                     \
     "py::dltensor<...>: each kind of annotation (dtype, shape/ndim, ro, device, order, framework) may appear " \
     "at most once"
+
+/// The compile error of a `py::memview` parameter (both backends): the tag names what a return becomes.
+#define DLTENSOR_MEMVIEW_PARAMETER_MESSAGE                                                                  \
+    "py::dltensor<py::memview, ...> as a parameter: py::memview says what a returned tensor becomes (a "   \
+    "memoryview); a parameter without a framework annotation already binds memoryviews and every buffer"
 
 /// Why a tensor does not satisfy a parameter; the first failing check wins.
 enum class mismatch : uint8_t {
@@ -59,6 +75,7 @@ enum class mismatch : uint8_t {
     misaligned,     ///< The first element's address is not aligned for the dtype (a copy fixes it).
     requires_grad,  ///< A PyTorch tensor that requires grad, for a writable parameter while grad mode is on.
     inference,      ///< A PyTorch inference tensor, for a writable parameter outside `torch.inference_mode()`.
+    framework,      ///< Another framework's tensor, without conversion, for a framework-annotated parameter.
     invalid,    ///< Not a usable DLPack tensor: malformed, foreign, already consumed, or no tensor at all.
 };
 

@@ -155,6 +155,14 @@ inline py_ref astype_copy(PyObject *src, const conversion_request &c, bool with_
 
 } // namespace dlt
 
+namespace dlt {
+/// The type that signatures and stubs name for a tensor of the framework tagged `Tag` with dtype `d`
+/// (signature.h): the tag's `type_name`, unless its file specializes this (NumPy's names the dtype).
+template <typename Tag> struct stub_type_of {
+    static constexpr const char *of(dlpack::DataType) noexcept { return Tag::type_name; }
+};
+} // namespace dlt
+
 /// A framework's annotation tag (`py::numpy`, ...; the pybind11 backend's, nanobind has its own for the
 /// frameworks it knows): its number and the type name a stub annotates.
 #define DLTENSOR_FRAMEWORK_TAG(Name, Value, TypeName)                                                      \

@@ -1,10 +1,12 @@
 // dltensor/frameworks/registry.h: the list of frameworks, and what is made from it: the lookup of a
 // framework by number or by a class's module, and the export of a tensor to the framework a return names.
-// A new framework is one file in this folder (its number, tag and `framework` record) plus its line here.
+// A new framework is one file in this folder (its number, tag and `framework` record) plus its name in
+// DLTENSOR_FRAMEWORKS below.
 // Written against the CPython C API only, so every backend shares it.
 #pragma once
 
 #include <initializer_list>
+#include <type_traits>
 
 #include "../config.h"
 #include "../export.h"
@@ -19,7 +21,35 @@
 #include "pytorch.h"
 #include "tensorflow.h"
 
+/// Every framework, by the name of its file, its tag (`framework_tags::<name>`) and its record
+/// (`<name>_framework`): `X(name)` for each.
+#define DLTENSOR_FRAMEWORKS(X) X(numpy) X(pytorch) X(tensorflow) X(jax) X(cupy) X(mlx) X(paddle)
+
 namespace dlt {
+
+namespace detail {
+/// The stub type of `Tag`'s tensors of dtype `d` when `id` is its number, else "" (also for void, the end
+/// of a DLTENSOR_FRAMEWORKS list). (No pointer is compared with NULL: not a constant expression under
+/// -fsanitize=undefined.)
+template <typename Tag> constexpr const char *stub_type_if(int id, dlpack::DataType d) noexcept {
+    if constexpr (std::is_void_v<Tag>) return "";
+    else return id == Tag::value ? stub_type_of<Tag>::of(d) : "";
+}
+template <typename... Tags> constexpr const char *stub_type_among(int id, dlpack::DataType d) noexcept {
+    const char *name = "";
+    ((name = name[0] ? name : stub_type_if<Tags>(id, d)), ...);
+    return name;
+}
+} // namespace detail
+
+/// The Python type that signatures and stubs name for tensors of dtype `d` (`bits == 0`: none annotated)
+/// of framework number `id` (each framework's tag, in its file: stub_type_of), "" for none, `memview`,
+/// `array_api` and unknown numbers.
+constexpr const char *framework_stub_type(int id, dlpack::DataType d) noexcept {
+#define DLTENSOR_FRAMEWORK_TAG_OF(name) framework_tags::name,
+    return detail::stub_type_among<DLTENSOR_FRAMEWORKS(DLTENSOR_FRAMEWORK_TAG_OF) void>(id, d);
+#undef DLTENSOR_FRAMEWORK_TAG_OF
+}
 
 /// `empty()` for a tensor that `framework` will own: its own allocator where it has one for the device;
 /// else NumPy's on the CPU (JAX and TensorFlow adopt or copy the array on return) and PyTorch's on other
@@ -51,10 +81,9 @@ struct framework_table {
         for (const framework *f : list) by_id[f->id] = f;
     }
 };
-inline constexpr framework_table frameworks = {
-    &numpy_framework, &pytorch_framework, &tensorflow_framework, &jax_framework,
-    &cupy_framework, &mlx_framework, &paddle_framework,
-};
+#define DLTENSOR_FRAMEWORK_RECORD_OF(name) &name##_framework,
+inline constexpr framework_table frameworks = {DLTENSOR_FRAMEWORKS(DLTENSOR_FRAMEWORK_RECORD_OF)};
+#undef DLTENSOR_FRAMEWORK_RECORD_OF
 static_assert(frameworks.by_id[fw_none] == nullptr && frameworks.by_id[fw_memview] == nullptr &&
                   frameworks.by_id[fw_array_api] == nullptr,
               "frameworks/registry.h: a framework took a number that is no framework's");
