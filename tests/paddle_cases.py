@@ -286,6 +286,22 @@ def test_empty_allocates_through_paddle(m):
         m.paddle.empty_uint16(2)
 
 
+def test_empty_like_and_return_like_answer_with_paddle_tensors(m):
+    """Results in the caller's framework (tests/test_types.cpp): a paddle.Tensor in, a paddle.Tensor out,
+    allocated by Paddle; memory C++ made, returned like a paddle.Tensor, is one too; the argument itself
+    comes back as itself; and overloads by framework send a paddle.Tensor to the first overload that
+    converts it (neither NumPy nor PyTorch)."""
+    x = paddle.to_tensor(VALUES)
+    out = m.types.doubled(x)
+    assert isinstance(out, paddle.Tensor) and values(out) == [2.0, 4.0, 6.0]
+    empty = m.types.empty_like_of(x, 4)
+    assert isinstance(empty, paddle.Tensor) and empty.shape == [4] and empty.dtype == paddle.float32
+    copied = m.types.copy_like(x)
+    assert isinstance(copied, paddle.Tensor) and values(copied) == [1.0, 2.0, 3.0]
+    assert m.types.view_like(x) is x
+    assert m.types.which(x) == "numpy"
+
+
 def test_empty_of_the_shared_matrix(backend_module):
     out = backend_module.producers.empty_paddle()
     assert isinstance(out, paddle.Tensor) and values(out) == [[0, 1, 2], [3, 4, 5]]

@@ -1,6 +1,7 @@
 """Mistakes that must not compile, on both backends, each with a message that says what is wrong:
 `view<...>()` contradicting the tensor's annotations (dtype, shape), an annotation given twice, array_t's
-byte strides, array_t members that have no equivalent or would write through a read-only tensor, a tensor constructed
+byte strides, array_t members that have no equivalent or would write through a read-only tensor, a framework tag that
+cannot be honoured (`py::memview` on a parameter, a tag beside `empty_like`/`return_like`), a tensor constructed
 without an owner (an error, a warning when allowed, either at the call's line), a C++ standard older than
 C++17 (one error first, naming the flag); and the warning on pybind11 headers included before dltensor's."""
 import subprocess
@@ -47,6 +48,13 @@ CASES = {
     "adopt element type": ("#include <vector>\nauto f(std::vector<double> v) { return py::dltensor<py::numpy, "
                            "float, py::ndim<1>>::adopt(std::move(v)); }", "elements must be the tensor's dtype"),
     "resize names leading": ("void f(py::dltensor<float, py::ndim<2>> a) { a.resize(3); }", "return t.leading(rows)"),
+    # a framework tag that cannot be honoured: py::memview on a parameter, a tag beside empty_like/return_like
+    "memview parameter": ("size_t f(py::handle h) { return py::cast<py::dltensor<py::memview, float>>(h).size(); }",
+                          "py::memview says what a returned tensor becomes"),
+    "empty_like annotated": ("auto f(py::dltensor<const float, py::ndim<1>> x) { return py::dltensor<py::numpy, "
+                             "float, py::ndim<1>>::empty_like(x, {3}); }", "a framework annotation would contradict"),
+    "return_like annotated": ("auto f(py::dltensor<py::numpy, float> t, py::dltensor<float> x) { return "
+                              "t.return_like(x); }", "a framework annotation would contradict"),
     "leading of f_contig": ("auto f(py::dltensor<py::numpy, float, py::ndim<2>, py::f_contig> a) { return "
                             "a.leading(1); }", "the leading rows of an f_contig tensor are not F-contiguous"),
 }
@@ -68,6 +76,8 @@ CLEAN = {
     # the ownerless spelling whose result is copied at once, with the owner argument saying "none"
     "immediate cast": "#include <vector>\npy::object f(std::vector<float> &v) { return py::dltensor<py::numpy, float, "
                       "py::ndim<1>>(v.data(), {v.size()}, py::handle()).cast(); }",
+    "empty_like and return_like": "auto f(py::dltensor<const float, py::ndim<1>> x) { auto t = py::dltensor<float, "
+                                  "py::ndim<1>>::empty_like(x, {3}); return py::dltensor<float, py::ndim<1>>(t).return_like(x); }",
     "object constructor": "size_t f(py::handle h) { py::dltensor<const double, py::ndim<2>> t(h); return t.shape(0); }",
 }
 

@@ -1042,13 +1042,6 @@ MUTANTS = [
            "                             Config::Framework::value,",
            "the pybind11 backend ignores empty_like()/return_like() at the return: results are dltensor.Tensor",
            t(TYPES, "test_empty_like_answers_in_the_callers_framework")),
-    Mutant("empty_like_on_the_cpu", "pybind11.h",
-           "                                                                   {like.device_type(), like.device_id()}, ReadOnly, im),",
-           "                                                                   {dlt::dlpack::cpu, 0}, ReadOnly, im),",
-           "empty_like() allocates on the CPU whatever the argument's device",
-           t("tests/test_cuda.py", "test_empty_like_answers_on_the_arguments_cuda_device"),
-           equivalent="only a CUDA argument tells the devices apart: tests/test_cuda.py runs where a GPU is "
-                      "(none on CI)"),
     Mutant("return_framework_not_copied", "pybind11.h",
            "        std::swap(m_return_framework, o.m_return_framework);\n",
            "",
