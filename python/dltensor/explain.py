@@ -29,9 +29,10 @@ class Refusal:
     def __init__(self, record: dict):
         for name in ("object", "type", "kind", "explanation"):
             setattr(self, name, record[name])
-        # "@parameter@return@" (dltensor/signature.h) where the backend names both forms, else one text
+        # "...@parameter type@return type@..." (dltensor/signature.h) where the backend names both forms
         text = record["signature"]
-        forms = text[1:-1].split("@") if text.startswith("@") and text.endswith("@") and text.count("@") == 3 else [text]
+        m = re.fullmatch(r"([^@]*)@([^@]*)@([^@]*)@([^@]*)", text)
+        forms = [m.group(1) + m.group(2) + m.group(4), m.group(1) + m.group(3) + m.group(4)] if m else [text]
         self.signature = forms[0]
         self.forms = tuple(dict.fromkeys(forms))
 

@@ -581,7 +581,7 @@ template <typename... Args> object dltensor<Args...>::memory_owner() const {
 }
 
 template <typename... Args>
-dltensor<Args...> dltensor<Args...>::allocated(int rc, dlt::imported &im, size_t ndim) {
+DLTENSOR_HOT_INLINE dltensor<Args...> dltensor<Args...>::allocated(int rc, dlt::imported &im, size_t ndim) {
     if (rc > 0) throw std::invalid_argument(dlt::empty_shape_message);
     if (rc < 0) throw python_error();
     object owner = steal(im.owner.release());
@@ -596,7 +596,7 @@ dltensor<Args...> dltensor<Args...>::allocated(int rc, dlt::imported &im, size_t
 }
 
 template <typename... Args>
-dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int device_id) {
+DLTENSOR_HOT_INLINE dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int device_id) {
     dlt::imported im;
     const int rc = dlt::allocate_empty<Config, Scalar>(shape, ndim, base::DeviceType, device_id, base::ReadOnly, im);
     return allocated(rc, im, ndim);

@@ -570,7 +570,7 @@ template <typename... Args> bool try_cast(handle obj, dltensor<Args...> &out, bo
 }
 
 template <typename... Args>
-dltensor<Args...> dltensor<Args...>::allocated(int rc, dlt::imported &im) {
+DLTENSOR_HOT_INLINE dltensor<Args...> dltensor<Args...>::allocated(int rc, dlt::imported &im) {
     if (rc > 0) throw std::invalid_argument(dlt::empty_shape_message);
     if (rc < 0) throw error_already_set();
     object owner = reinterpret_steal<object>(im.owner.release());

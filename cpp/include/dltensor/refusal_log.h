@@ -129,7 +129,7 @@ inline void register_refusal_reader() noexcept { (void) process_state<refusal_re
 } // namespace detail
 
 /// Keeps the importer's last refusal (refusal.h) for `src`, refused by a parameter whose signature text is
-/// `signature` (static storage; "@parameter@return@" where the backend names both, signature.h: the reader
+/// `signature` (static storage; "...@parameter@return@..." where the backend names both, signature.h: the reader
 /// hands it to Python whole, and dltensor.explain() finds the parameter under either form, since pybind11
 /// shows a `.noconvert()` argument in its return form). Refusal path only; needs the GIL.
 DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept
@@ -148,12 +148,14 @@ DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept
 ;
 #endif
 
-/// The parameter's form of a signature text: the text between the first two '@' of "@parameter@return@"
-/// (signature.h), or the whole text when it has no such form.
+/// The parameter's form of a signature text: "...@parameter@return@..." (signature.h) without the return's
+/// part, or the whole text when it has no such part.
 DLTENSOR_MESSAGE_PATH std::string parameter_form(const char *signature) {
-    if (signature[0] != '@') return signature;
-    const char *end = std::strchr(signature + 1, '@');
-    return end ? std::string(signature + 1, end) : std::string(signature + 1);
+    const char *a = std::strchr(signature, '@');
+    const char *b = a ? std::strchr(a + 1, '@') : nullptr;
+    const char *c = b ? std::strchr(b + 1, '@') : nullptr;
+    if (!c) return signature;
+    return std::string(signature, a) + std::string(a + 1, b) + std::string(c + 1);
 }
 
 /// "cannot convert <type of src> to <signature>: <why>", the message of a failed in-body conversion

@@ -13,7 +13,7 @@
 //   the argument it was imported from (`f(x) is x`) or a tensor in the caller's framework (`empty_like()`,
 //   `return_like()`).
 // Where the binding library can name a type differently as parameter and return (nanobind >= 2.13,
-// pybind11 >= 3: "@parameter@return@", which their signatures resolve), the text holds both.
+// pybind11 >= 3: "@parameter@return@", which their signatures resolve), the leading type holds both.
 // Backend-independent: no binding library (the framework names come from frameworks/registry.h).
 #pragma once
 
@@ -112,23 +112,19 @@ constexpr void put_annotations(signature_text &t, const signature_spec &s) {
 
 } // namespace detail
 
-/// The signature text of `s`: as a parameter, as a return, or (`both`) "@parameter@return@".
+/// The signature text of `s`: as a parameter, as a return, or (`both`) with the leading type as
+/// "@parameter type@return type@", which the binding library resolves where the text is used (the rest of
+/// the text is the same for both).
 enum class signature_role { parameter, result, both };
 constexpr signature_text make_signature(const signature_spec &s, signature_role role) {
     signature_text t;
+    t.put("typing.Annotated[");
     if (role == signature_role::both) t.put('@');
-    if (role != signature_role::result) {
-        t.put("typing.Annotated[");
-        detail::put_parameter_type(t, s);
-        detail::put_annotations(t, s);
-    }
+    if (role != signature_role::result) detail::put_parameter_type(t, s);
     if (role == signature_role::both) t.put('@');
-    if (role != signature_role::parameter) {
-        t.put("typing.Annotated[");
-        detail::put_return_type(t, s);
-        detail::put_annotations(t, s);
-    }
+    if (role != signature_role::parameter) detail::put_return_type(t, s);
     if (role == signature_role::both) t.put('@');
+    detail::put_annotations(t, s);
     return t;
 }
 
