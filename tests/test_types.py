@@ -66,10 +66,9 @@ def test_overload_pair_by_framework_takes_a_list_in_the_converting_pass(m):
     assert m.types.which(VALUES) == "numpy"
 
 
-@pytest.mark.parametrize("name", sorted(PRODUCERS))
+# JAX and TensorFlow arrays are immutable: no writable parameter binds them.
+@pytest.mark.parametrize("name", [n for n in sorted(PRODUCERS) if n not in ("jax", "tensorflow")])
 def test_writable_overload_pair_by_framework_binds_each_framework_to_its_own_overload(m, name):
-    if name in ("jax", "tensorflow"):
-        pytest.skip("immutable arrays bind no writable parameter")
     x = PRODUCERS[name](VALUES)
     assert m.types.which_writable(x) == name
 
