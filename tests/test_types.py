@@ -32,6 +32,11 @@ def producers():
         out.append(("tensorflow", lambda v: tf.constant(v, tf.float32)))
     except ImportError:
         pass
+    try:  # not in the test extras: runs where MLX is installed (`pip install "mlx[cpu]"` on Linux)
+        import mlx.core as mx
+        out.append(("mlx", lambda v: mx.array(v, dtype=mx.float32)))
+    except ImportError:
+        pass
     return out
 
 
@@ -66,8 +71,8 @@ def test_overload_pair_by_framework_takes_a_list_in_the_converting_pass(m):
     assert m.types.which(VALUES) == "numpy"
 
 
-# JAX and TensorFlow arrays are immutable: no writable parameter binds them.
-@pytest.mark.parametrize("name", [n for n in sorted(PRODUCERS) if n not in ("jax", "tensorflow")])
+# JAX, TensorFlow and MLX arrays bind no writable parameter (immutable, or read-only exports).
+@pytest.mark.parametrize("name", [n for n in sorted(PRODUCERS) if n not in ("jax", "tensorflow", "mlx")])
 def test_writable_overload_pair_by_framework_binds_each_framework_to_its_own_overload(m, name):
     x = PRODUCERS[name](VALUES)
     assert m.types.which_writable(x) == name
