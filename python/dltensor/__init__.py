@@ -21,8 +21,7 @@ class _TensorType(type):
     extension module, in each interpreter, makes its own class named ``dltensor.Tensor``)."""
 
     def __instancecheck__(cls, obj) -> bool:
-        t = type(obj)
-        return cls in t.__mro__ or (t.__module__ == "dltensor" and t.__qualname__ == "Tensor")
+        return cls.__subclasscheck__(type(obj))
 
     def __subclasscheck__(cls, sub) -> bool:
         return cls in sub.__mro__ or (sub.__module__ == "dltensor" and sub.__qualname__ == "Tensor")

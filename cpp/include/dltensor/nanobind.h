@@ -438,19 +438,8 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     using Value = dltensor<Args...>;
     // The signature text (signature.h): parameter and return types apart ("@parameter@return@", which
     // nanobind's signatures resolve), and every annotation named, writability either way.
-    static constexpr dlt::signature_spec spec() {
-        dlt::signature_spec s;
-        s.framework = Config::Framework::value;
-        if constexpr (!std::is_void_v<std::remove_cv_t<Scalar>>)
-            s.dtype = dlt::dtype_of<std::remove_cv_t<Scalar>>();
-        s.ndim = Config::N;
-        s.extents = dltensor_extents<typename Config::Shape>::value;
-        s.order = (char) Config::Order::value;
-        s.device_type = Config::DeviceType::value;
-        s.read_only = Value::ReadOnly;
-        return s;
-    }
-    static constexpr dlt::signature_text signature = dlt::make_signature(spec(), dlt::signature_role::both);
+    static constexpr dlt::signature_text signature =
+        dlt::make_signature(requirements, Config::Framework::value, dlt::signature_role::both);
     template <size_t... Is> static constexpr auto name_of(std::index_sequence<Is...>) {
         return descr<sizeof...(Is)>(signature.s[Is]...);
     }

@@ -379,23 +379,13 @@ namespace detail {
 /// The signature text (signature.h), as pybind11's descriptor: a parameter's and a return's type apart
 /// where pybind11 can tell them (pybind11 >= 3), else the parameter's (pybind11-stubgen copies it).
 template <typename Config> struct dltensor_signature {
-    static constexpr dlt::signature_spec spec() {
-        dlt::signature_spec s;
-        s.framework = Config::Framework::value;
-        if constexpr (!std::is_void_v<std::remove_cv_t<typename Config::Scalar>>)
-            s.dtype = dlt::dtype_of<typename Config::Scalar>();
-        s.ndim = Config::N;
-        s.extents = Config::Shape::extents;
-        s.order = Config::Order::value;
-        s.device_type = Config::Device::value;
-        s.read_only = Config::read_only;
-        return s;
-    }
 #if PYBIND11_VERSION_MAJOR >= 3
-    static constexpr dlt::signature_text value = dlt::make_signature(spec(), dlt::signature_role::both);
+    static constexpr dlt::signature_role role = dlt::signature_role::both;
 #else
-    static constexpr dlt::signature_text value = dlt::make_signature(spec(), dlt::signature_role::parameter);
+    static constexpr dlt::signature_role role = dlt::signature_role::parameter;
 #endif
+    static constexpr dlt::signature_text value =
+        dlt::make_signature(Config::requirements_(), Config::Framework::value, role);
     template <size_t... Is> static constexpr auto descr_of(std::index_sequence<Is...>) {
         return detail::descr<sizeof...(Is)>(value.s[Is]...);
     }

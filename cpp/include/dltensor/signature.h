@@ -24,19 +24,9 @@
 #include "dlpack.h"
 #include "dtypes.h"
 #include "frameworks/registry.h"
+#include "requirements.h"
 
 namespace dlt {
-
-/// What a signature names: a parameter's or return's annotations, in the run-time form of either backend.
-struct signature_spec {
-    int framework = 0;                  ///< The framework annotation's number (frameworks/), 0: none.
-    dlpack::DataType dtype{0, 0, 0};    ///< The dtype annotation; `bits == 0`: none.
-    int32_t ndim = -1;                  ///< The shape annotation's ndim, -1: none.
-    const int64_t *extents = nullptr;   ///< Its `ndim` extents (-1: any).
-    char order = '\0';                  ///< 'C', 'F', 'A', or '\0' (none).
-    int32_t device_type = 0;            ///< The device annotation's DLPack number, 0: none.
-    bool read_only = false;             ///< const dtype or `py::ro`.
-};
 
 /// A signature text under construction (at most `capacity - 1` characters, the rest cut off).
 struct signature_text {
@@ -57,28 +47,28 @@ namespace detail {
 
 /// The framework's type (frameworks/: NumPy's names the dtype); false (nothing put) for none, `memview`
 /// and `array_api`.
-constexpr bool put_framework_type(signature_text &t, const signature_spec &s) {
-    const char *name = framework_stub_type(s.framework, s.dtype);
+constexpr bool put_framework_type(signature_text &t, const requirements &r, int framework) {
+    const char *name = framework_stub_type(framework, r.dtype);
     t.put(name);
     return name[0] != '\0';
 }
 
-constexpr void put_parameter_type(signature_text &t, const signature_spec &s) {
-    if (!put_framework_type(t, s)) t.put(s.read_only ? "dltensor.typing.ArrayLike" : "dltensor.typing.Array");
+constexpr void put_parameter_type(signature_text &t, const requirements &r, int framework) {
+    if (!put_framework_type(t, r, framework)) t.put(r.read_only ? "dltensor.typing.ArrayLike" : "dltensor.typing.Array");
 }
 
-constexpr void put_return_type(signature_text &t, const signature_spec &s) {
-    if (put_framework_type(t, s)) return;
-    t.put(s.framework == fw_memview ? "memoryview" : s.framework == fw_array_api ? "dltensor.Tensor"
+constexpr void put_return_type(signature_text &t, const requirements &r, int framework) {
+    if (put_framework_type(t, r, framework)) return;
+    t.put(framework == fw_memview ? "memoryview" : framework == fw_array_api ? "dltensor.Tensor"
                                                                                 : "dltensor.typing.DLPackArray");
 }
 
 /// `, dict(dtype='float32', shape=(None, 3), order='C', device='cpu', writable=False)]`.
-constexpr void put_annotations(signature_text &t, const signature_spec &s) {
+constexpr void put_annotations(signature_text &t, const requirements &r) {
     t.put(", dict(");
-    if (s.dtype.bits != 0) {
+    if (r.dtype.bits != 0) {
         t.put("dtype='");
-        const dlpack::DataType d = s.dtype;
+        const dlpack::DataType d = r.dtype;
         if (is_float8_code(d.code)) t.put(small_float_name(d.code));  // float8_e4m3fn, ...
         else {
             t.put(d.code == dlpack::bool_ ? "bool" : d.code == dlpack::int_ ? "int" : d.code == dlpack::uint_ ? "uint"
@@ -87,44 +77,47 @@ constexpr void put_annotations(signature_text &t, const signature_spec &s) {
         }
         t.put("', ");
     }
-    if (s.ndim >= 0) {
+    if (r.ndim >= 0) {
         t.put("shape=(");
-        for (int32_t i = 0; i < s.ndim; ++i) {
+        for (int32_t i = 0; i < r.ndim; ++i) {
             if (i) t.put(", ");
-            if (s.extents[i] < 0) t.put("None");
-            else t.put_uint((uint64_t) s.extents[i]);
+            if (r.shape[i] < 0) t.put("None");
+            else t.put_uint((uint64_t) r.shape[i]);
         }
-        t.put(s.ndim == 1 ? ",), " : "), ");
+        t.put(r.ndim == 1 ? ",), " : "), ");
     }
-    if (s.order != '\0') {
+    if (r.order != '\0') {
         t.put("order='");
-        t.put(s.order);
+        t.put(r.order);
         t.put("', ");
     }
-    if (s.device_type != 0) {
+    if (r.device_type != 0) {
         t.put("device='");
-        t.put(dlpack::device_name(s.device_type));
+        t.put(dlpack::device_name(r.device_type));
         t.put("', ");
     }
     // writability either way: the TypeError's signature text tells float32 from const float32
-    t.put(s.read_only ? "writable=False)]" : "writable=True)]");
+    t.put(r.read_only ? "writable=False)]" : "writable=True)]");
 }
 
 } // namespace detail
 
-/// The signature text of `s`: as a parameter, as a return, or (`both`) with the leading type as
-/// "@parameter type@return type@", which the binding library resolves where the text is used (the rest of
-/// the text is the same for both).
-enum class signature_role { parameter, result, both };
-constexpr signature_text make_signature(const signature_spec &s, signature_role role) {
+/// The signature text of a parameter or return with requirements `r` (its annotations: requirements.h) and
+/// framework annotation `framework` (its number: `array_api` too, which `r` leaves out): as a parameter, or
+/// (`both`) with the leading type as "@parameter type@return type@", which the binding library resolves
+/// where the text is used (the rest of the text is the same for both).
+enum class signature_role { parameter, both };
+constexpr signature_text make_signature(const requirements &r, int framework, signature_role role) {
     signature_text t;
     t.put("typing.Annotated[");
     if (role == signature_role::both) t.put('@');
-    if (role != signature_role::result) detail::put_parameter_type(t, s);
-    if (role == signature_role::both) t.put('@');
-    if (role != signature_role::parameter) detail::put_return_type(t, s);
-    if (role == signature_role::both) t.put('@');
-    detail::put_annotations(t, s);
+    detail::put_parameter_type(t, r, framework);
+    if (role == signature_role::both) {
+        t.put('@');
+        detail::put_return_type(t, r, framework);
+        t.put('@');
+    }
+    detail::put_annotations(t, r);
     return t;
 }
 
