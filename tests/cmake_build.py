@@ -26,9 +26,25 @@ def dltensor_package_dir() -> str:
         return dltensor.cmake_dir()
     build = REPO / "tests" / ".build" / "dltensor-package"
     with build_lock(build):
-        if not (build / "dltensorConfig.cmake").is_file():
+        if package_is_stale(build / "dltensorConfig.cmake", package_inputs()):
             run([sys.executable, "-m", "cmake", "-S", str(REPO), "-B", str(build)])
     return str(build)
+
+
+def package_inputs() -> list:
+    """What the generated package is made from: the root CMakeLists.txt, the package config template
+    (cmake/*.in: the core library's flags live there) and the version's source."""
+    return [REPO / "CMakeLists.txt", *sorted((REPO / "cmake").glob("*.in")),
+            REPO / "python" / "dltensor" / "__init__.py"]
+
+
+def package_is_stale(config: Path, inputs) -> bool:
+    """True when `config` (the generated dltensorConfig.cmake) is missing or older than any of `inputs`:
+    an edit of the package template is then configured again, not tested against the old one."""
+    if not config.is_file():
+        return True
+    made = config.stat().st_mtime
+    return any(p.is_file() and p.stat().st_mtime > made for p in inputs)
 
 
 @contextlib.contextmanager

@@ -74,12 +74,13 @@ SANITIZE = os.environ.get("DLTENSOR_SANITIZE") == "1"
 SANITIZER_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
 
 # Test files that neither load the test modules nor run dltensor's C++ in this process (documents, stubs,
-# packaging, other interpreters, the examples' own build, compile errors, the mutation list): the
-# sanitized run leaves them out, since they would run exactly as in the plain run.
+# packaging, other interpreters, the examples' own build, compile errors, the mutation list, the shared
+# core's own build, which runs the C++ the sanitized static core runs): the sanitized run leaves them out,
+# since they would run exactly as in the plain run.
 UNSANITIZED_FILES = ["test_docs.py", "test_guide.py", "test_robustness_table.py", "test_python_versions.py",
                      "test_package.py", "test_examples.py", "test_compile_errors.py", "test_stubgen.py",
                      "test_mutation.py", "test_subinterpreters.py", "test_downstream_package.py",
-                     "test_release.py", "test_free_threaded.py"]
+                     "test_release.py", "test_free_threaded.py", "test_shared_core.py"]
 collect_ignore = UNSANITIZED_FILES if SANITIZE else []
 
 

@@ -44,6 +44,7 @@ ALLOCATION = "tests/test_allocation.py"
 FLOAT8 = "tests/test_float8.py"
 TYPES = "tests/test_types.py"
 STUBGEN = "tests/test_stubgen.py"
+SHARED_CORE = "tests/test_shared_core.py"
 
 
 def t(file, *functions):
@@ -783,15 +784,15 @@ MUTANTS = [
            t(SUBINTERPRETERS, "test_per_interpreter_gil_module_works_in_an_isolated_sub_interpreter",
              "test_sub_interpreter_state_lives_and_dies_with_its_interpreter")),
     Mutant("main_slot_read_in_sub_interpreters", "process_state.h",
-           "    if (detail::sub_interpreters_in_use.load(std::memory_order_relaxed) == 0)\n"
+           "    if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed) == 0)\n"
            "        if (const T *v",
            "    if (true)\n        if (const T *v",
            "once the main interpreter made a state, sub-interpreters read the main interpreter's",
            t(SUBINTERPRETERS, "test_per_interpreter_gil_module_works_in_an_isolated_sub_interpreter",
              "test_concurrent_isolated_sub_interpreter_works_and_leaves_the_main_type_alone")),
     Mutant("sub_interpreter_states_never_freed", "process_state.h",
-           "            s->id = id;\n            sub_interpreters_in_use.fetch_add(1, std::memory_order_acq_rel);",
-           "            s->id = id;\n            sub_interpreters_in_use.fetch_add(1, std::memory_order_acq_rel);\n"
+           "            s->id = id;\n            sub_interpreters_in_use().fetch_add(1, std::memory_order_acq_rel);",
+           "            s->id = id;\n            sub_interpreters_in_use().fetch_add(1, std::memory_order_acq_rel);\n"
            "            Py_INCREF(fresh);",
            "a sub-interpreter's states outlive it (their capsule is never freed)",
            t(SUBINTERPRETERS, "test_sub_interpreter_state_lives_and_dies_with_its_interpreter")),
@@ -808,7 +809,7 @@ MUTANTS = [
              "test_main_interpreter_tensor_dropped_in_a_sub_interpreter_is_leaked_not_released_there")),
     Mutant("foreign_release_checked_only_after_registration", "handle.h",
            "        if (gil ? !made_in(ts->interp) : interpreter_ != 0)",
-           "        if (detail::sub_interpreters_in_use.load() && (gil ? !made_in(ts->interp) : interpreter_ != 0))",
+           "        if (detail::sub_interpreters_in_use().load() && (gil ? !made_in(ts->interp) : interpreter_ != 0))",
            "a main-interpreter tensor dropped in a sub-interpreter that made no tensor call is released there",
            t(SUBINTERPRETERS, "test_main_interpreter_tensor_dropped_in_a_sub_interpreter_is_leaked_not_released_there")),
     Mutant("constructor_does_not_enter_the_interpreter", "pybind11.h",
@@ -818,7 +819,7 @@ MUTANTS = [
            "owner is never freed",
            t(SUBINTERPRETERS, "test_first_call_in_a_sub_interpreter_may_be_a_return")),
     Mutant("handle_interpreter_not_recorded", "handle.h",
-           "        if (detail::sub_interpreters_in_use.load(std::memory_order_relaxed)) h->interpreter_ = current_interpreter_id();",
+           "        if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed)) h->interpreter_ = current_interpreter_id();",
            "",
            "a sub-interpreter's tensors count as the main interpreter's: never released in their own",
            t(SUBINTERPRETERS, "test_per_interpreter_gil_module_works_in_an_isolated_sub_interpreter",
@@ -1062,4 +1063,23 @@ MUTANTS = [
            "            case dlpack::float_ * 1000 + 32: return \"numpy.typing.NDArray[typing.Any]\";",
            "NumPy types are stubbed NDArray[Any]: a type checker no longer knows a NumPy result's dtype",
            t(STUBGEN, "test_return_and_dtype_stubs")),
+    # ---- module size (issue 50): the core as one shared library for several modules (DLTENSOR_SHARED_CORE) --
+    Mutant("process_wide_state_copied_per_module", "config.h",
+           "#if defined(DLTENSOR_CORE_SHARED) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)\n"
+           "#define DLTENSOR_PROCESS_WIDE DLTENSOR_CORE_VISIBILITY\n#define DLTENSOR_PROCESS_WIDE_BODIES 0",
+           "#if defined(DLTENSOR_CORE_SHARED) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)\n"
+           "#define DLTENSOR_PROCESS_WIDE inline\n#define DLTENSOR_PROCESS_WIDE_BODIES 1",
+           "the modules of a shared core keep their own copies of the state the core writes (the fast-path "
+           "switch, the last refusal, the kept producer error, the sub-interpreter count)",
+           t(SHARED_CORE, "test_process_wide_state_is_one_per_core")),
+    Mutant("last_refusal_per_module", "refusal.h",
+           "DLTENSOR_PROCESS_WIDE refusal &last_refusal() noexcept\n#if DLTENSOR_PROCESS_WIDE_BODIES",
+           "inline refusal &last_refusal() noexcept\n#if 1",
+           "a pybind11 module of a shared core reads its own last refusal, never the one the core wrote",
+           t(SHARED_CORE, "test_process_wide_state_is_one_per_core")),
+    Mutant("state_slots_by_address", "process_state.h",
+           "    static inline const unsigned value = new_state_index(std::integral_constant<uint64_t, state_key<T>()>::value);",
+           "    static inline const unsigned value = new_state_index((uint64_t) (uintptr_t) &state_index<T>::value);",
+           "a kind of state gets one slot per shared object (module, shared core): slots run out with modules",
+           t(SHARED_CORE, "test_process_wide_state_is_one_per_core")),
 ]

@@ -164,5 +164,5 @@ VERSIONS_MODULE_DEF(VERSIONS_MODULE, m) {
     });
     m.def("frees", [] { return py::make_tuple(producer_frees, owner_frees); });
     // How many sub-interpreters hold this module's dltensor state now (process_state.h).
-    m.def("sub_interpreters_in_use", [] { return dlt::detail::sub_interpreters_in_use.load(); });
+    m.def("sub_interpreters_in_use", [] { return dlt::detail::sub_interpreters_in_use().load(); });
 }

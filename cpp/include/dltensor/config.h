@@ -48,20 +48,54 @@
 /// `DLTENSOR_CORE <signature>` then `#if DLTENSOR_CORE_DEFINITIONS { body } #else ; #endif`. What only
 /// the core calls is not even parsed there: the import routes (import.h) and each framework's file past
 /// its tag, number and public declarations (frameworks/) sit in one `#if DLTENSOR_CORE_DEFINITIONS` block.
+/// DLTENSOR_CORE_SHARED (set with the CMake option DLTENSOR_SHARED_CORE): the core is one shared library
+/// that all of a build's modules load (as nanobind's NB_SHARED does for libnanobind), instead of a static
+/// library linked into each module. Its entry points, and the few pieces of state that a module's own
+/// inline code also reads (DLTENSOR_PROCESS_WIDE below), are exported from it with default visibility.
+#if defined(DLTENSOR_CORE_SHARED)
+#if !defined(DLTENSOR_CORE_LIBRARY) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)
+#error "DLTENSOR_CORE_SHARED needs DLTENSOR_CORE_LIBRARY (the CMake target dltensor::dltensor sets both)"
+#endif
+#if defined(__GNUC__)
+#define DLTENSOR_CORE_VISIBILITY __attribute__((visibility("default")))
+#else
+#error "dltensor's shared core library needs GCC or Clang; elsewhere (MSVC) build the core as a static library"
+#endif
+#else
+#define DLTENSOR_CORE_VISIBILITY
+#endif
+
 #if defined(DLTENSOR_CORE_LIBRARY_BUILD) && defined(__GNUC__)
 // Still declared inline, so that the compiler inlines the core into itself as it did header-only, and
 // always emitted (`used`): the modules' sources call them.
-#define DLTENSOR_CORE inline __attribute__((used))
+#define DLTENSOR_CORE inline __attribute__((used)) DLTENSOR_CORE_VISIBILITY
 #define DLTENSOR_CORE_DEFINITIONS 1
 #elif defined(DLTENSOR_CORE_LIBRARY_BUILD)
 #define DLTENSOR_CORE
 #define DLTENSOR_CORE_DEFINITIONS 1
 #elif defined(DLTENSOR_CORE_LIBRARY)
-#define DLTENSOR_CORE
+#define DLTENSOR_CORE DLTENSOR_CORE_VISIBILITY
 #define DLTENSOR_CORE_DEFINITIONS 0
 #else
 #define DLTENSOR_CORE inline
 #define DLTENSOR_CORE_DEFINITIONS 1
+#endif
+
+/// State that both a module's own inline code and the core use: the count of sub-interpreters holding
+/// state, the numbering of the state slots, the calling thread's last refusal and kept producer error,
+/// and the fast-path switch. An ordinary inline function (one copy per module, shared by its sources and
+/// its static core) in every mode but one: the modules of a shared core call the shared library's copy, so
+/// that what the core writes is what the module reads. Written like an entry point:
+/// `DLTENSOR_PROCESS_WIDE <signature>` then `#if DLTENSOR_PROCESS_WIDE_BODIES { body } #else ; #endif`.
+#if defined(DLTENSOR_CORE_SHARED) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)
+#define DLTENSOR_PROCESS_WIDE DLTENSOR_CORE_VISIBILITY
+#define DLTENSOR_PROCESS_WIDE_BODIES 0
+#elif defined(DLTENSOR_CORE_SHARED)
+#define DLTENSOR_PROCESS_WIDE inline __attribute__((used)) DLTENSOR_CORE_VISIBILITY
+#define DLTENSOR_PROCESS_WIDE_BODIES 1
+#else
+#define DLTENSOR_PROCESS_WIDE inline
+#define DLTENSOR_PROCESS_WIDE_BODIES 1
 #endif
 
 /// A number as text, for the version checks' messages.

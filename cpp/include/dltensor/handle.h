@@ -64,7 +64,7 @@ public:
         h->read_only_ = read_only;
         h->stream_ = stream;
         // Whose object the owner is: asked only while a sub-interpreter uses dltensor.
-        if (detail::sub_interpreters_in_use.load(std::memory_order_relaxed)) h->interpreter_ = current_interpreter_id();
+        if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed)) h->interpreter_ = current_interpreter_id();
         return h;
     }
 
@@ -134,7 +134,7 @@ public:
     /// (about 6 ns of a 130 ns NumPy return on Python 3.11: three calls into the interpreter). Else dec_ref().
     DLTENSOR_HOT_INLINE void dec_ref_entered() noexcept {
         if (refcount_.load(std::memory_order_acquire) != 1 || !owner_ || interpreter_ != 0 ||
-            detail::sub_interpreters_in_use.load(std::memory_order_relaxed) != 0)
+            detail::sub_interpreters_in_use().load(std::memory_order_relaxed) != 0)
             return dec_ref();
         PyObject *owner = owner_;
         this->~tensor_handle();

@@ -30,7 +30,15 @@ namespace detail {
 /// How many sub-interpreters hold dltensor state now (each extension module counts its own; see
 /// process_state.h). While none does, every piece of state is the main interpreter's, and hot paths ask
 /// nothing more.
-inline std::atomic<int> sub_interpreters_in_use{0};
+DLTENSOR_PROCESS_WIDE std::atomic<int> &sub_interpreters_in_use() noexcept
+#if DLTENSOR_PROCESS_WIDE_BODIES
+{
+    static std::atomic<int> n{0};  // constant-initialized: no guard, one load per call
+    return n;
+}
+#else
+;
+#endif
 
 /// The main interpreter (found once).
 DLTENSOR_HOT_INLINE PyInterpreterState *main_interpreter() noexcept {

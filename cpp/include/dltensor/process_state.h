@@ -26,6 +26,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <new>
+#include <type_traits>
 
 #include "dlpack.h"
 #include "interpreter.h"
@@ -37,10 +38,15 @@ namespace dlt {
 /// The fast paths: the DLPack C exchange API (PyTorch), NumPy's C structures and C API, and jaxlib's
 /// entry points, for imports and exports alike. On by default; off, every tensor takes the public
 /// `__dlpack__` / `from_dlpack` routes (the tests run each case both ways and compare).
-inline std::atomic<bool> &fast_paths_enabled() noexcept {
+DLTENSOR_PROCESS_WIDE std::atomic<bool> &fast_paths_enabled() noexcept
+#if DLTENSOR_PROCESS_WIDE_BODIES
+{
     static std::atomic<bool> on{true};
     return on;
 }
+#else
+;
+#endif
 
 /// The old name of `fast_paths_enabled()` (it always switched more than the exchange API).
 [[deprecated("dlt::exchange_api_enabled() is now dlt::fast_paths_enabled()")]]
@@ -63,13 +69,43 @@ struct interpreter_states {
 namespace detail {
 inline constexpr const char *interpreter_states_name = "dltensor.interpreter_states";
 
-inline unsigned new_state_index() noexcept {
-    static std::atomic<unsigned> next{0};
-    return next.fetch_add(1, std::memory_order_relaxed);
+/// The slot of the kind of state `key` (state_key<T>()), numbered at its first request: one number per
+/// kind, also across the modules of a shared core (DLTENSOR_PROCESS_WIDE), whose sources and core library
+/// each ask for their kinds. `interpreter_states::capacity` when all slots are taken (no slot:
+/// make_interpreter_state() then answers the empty state).
+DLTENSOR_PROCESS_WIDE unsigned new_state_index(uint64_t key) noexcept
+#if DLTENSOR_PROCESS_WIDE_BODIES
+{
+    static std::atomic<uint64_t> keys[interpreter_states::capacity] = {};
+    for (unsigned i = 0; i < interpreter_states::capacity; ++i) {
+        uint64_t k = keys[i].load(std::memory_order_acquire);
+        if (k == 0) {
+            uint64_t expected = 0;
+            if (keys[i].compare_exchange_strong(expected, key, std::memory_order_acq_rel)) return i;
+            k = expected;  // taken meanwhile by another module's kind (or the same kind)
+        }
+        if (k == key) return i;
+    }
+    return interpreter_states::capacity;
+}
+#else
+;
+#endif
+/// The kind of state `T` as a number (a hash of its name, computed by the compiler: no text in the
+/// module), the same in every module built by the same compiler; never 0 (a free slot).
+template <typename T> constexpr uint64_t state_key() noexcept {
+#if defined(_MSC_VER)
+    const char *name = __FUNCSIG__;
+#else
+    const char *name = __PRETTY_FUNCTION__;
+#endif
+    uint64_t h = 14695981039346656037ull;  // FNV-1a
+    for (; *name; ++name) h = (h ^ static_cast<unsigned char>(*name)) * 1099511628211ull;
+    return h ? h : 1;
 }
 /// Each kind of state's slot in interpreter_states, numbered when the module loads.
 template <typename T> struct state_index {
-    static inline const unsigned value = new_state_index();
+    static inline const unsigned value = new_state_index(std::integral_constant<uint64_t, state_key<T>()>::value);
 };
 
 /// The last sub-interpreter this thread asked for, by ID (IDs are never reused; a thread that tears an
@@ -91,7 +127,7 @@ inline void free_interpreter_states(PyObject *capsule) noexcept {
     for (unsigned i = interpreter_states::capacity; i-- > 0;)
         if (void *v = s->slots[i].value.load(std::memory_order_acquire)) s->slots[i].destroy.load()(v);
     delete s;
-    sub_interpreters_in_use.fetch_sub(1, std::memory_order_acq_rel);
+    sub_interpreters_in_use().fetch_sub(1, std::memory_order_acq_rel);
 }
 
 /// The calling sub-interpreter's states, made at its first call (the interpreter then counts in
@@ -106,7 +142,7 @@ DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *int
     if (c.id == id) return c.states;
     PyObject *dict = PyInterpreterState_GetDict(interp);  // borrowed
     // The key names this module's copy of dltensor: every module keeps its own states.
-    PyObject *key = dict ? PyUnicode_FromFormat("%s.%p", interpreter_states_name, (void *) &sub_interpreters_in_use)
+    PyObject *key = dict ? PyUnicode_FromFormat("%s.%p", interpreter_states_name, (void *) &sub_interpreters_in_use())
                          : nullptr;
     PyObject *capsule = key ? PyDict_GetItemWithError(dict, key) : nullptr;  // borrowed
     interpreter_states *s = nullptr;
@@ -120,7 +156,7 @@ DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *int
             s = nullptr;
         } else {
             s->id = id;
-            sub_interpreters_in_use.fetch_add(1, std::memory_order_acq_rel);  // undone by the capsule's end
+            sub_interpreters_in_use().fetch_add(1, std::memory_order_acq_rel);  // undone by the capsule's end
             PyObject *kept = PyDict_SetDefault(dict, key, fresh);             // borrowed: the first one set
             s = kept ? static_cast<interpreter_states *>(PyCapsule_GetPointer(kept, interpreter_states_name))
                      : nullptr;
@@ -229,7 +265,7 @@ const T &make_process_state(Make &make) noexcept {
 ///
 /// In a sub-interpreter, only after enter_interpreter() (which every entry from Python calls first).
 template <typename T, typename Make> DLTENSOR_HOT_INLINE const T &process_state(Make &&make) noexcept {
-    if (detail::sub_interpreters_in_use.load(std::memory_order_relaxed) == 0)
+    if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed) == 0)
         if (const T *v = detail::process_slot<T>::value.load(std::memory_order_acquire)) return *v;
     return detail::make_process_state<T>(make);
 }

@@ -120,7 +120,7 @@ struct producer_cache {
     /// The main interpreter's is a static (found at a fixed address: no load on the hot path); a
     /// sub-interpreter's is its process_state (made by its first argument, released with it).
     DLTENSOR_HOT_INLINE static producer_cache &get() noexcept {
-        if (detail::sub_interpreters_in_use.load(std::memory_order_relaxed) == 0) return main;
+        if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed) == 0) return main;
         return of_this_interpreter();
     }
 

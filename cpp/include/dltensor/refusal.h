@@ -60,10 +60,15 @@ struct refusal {
 };
 
 /// The calling thread's most recent refusal.
-inline refusal &last_refusal() noexcept {
+DLTENSOR_PROCESS_WIDE refusal &last_refusal() noexcept
+#if DLTENSOR_PROCESS_WIDE_BODIES
+{
     static thread_local refusal record;
     return record;
 }
+#else
+;
+#endif
 
 /// Records the tensor a check refused (refusal path only).
 inline void note_refused_tensor(const dlpack::Tensor &t, mismatch why, bool source_read_only) noexcept {
