@@ -151,3 +151,31 @@ def test_two_packages_with_shared_cores_each_bind_their_own(flags):
     assert totals == [3.0] * 4
     assert fast == [False, False, True, True]  # one switch per core, not per process
     assert switch[0] == switch[1] and switch[2] == switch[3] and switch[0] != switch[2]
+
+
+def test_a_legacy_sub_interpreter_uses_a_shared_core_and_leaves_no_state_behind():
+    # Python 3.12 (pyenv): the four modules built with a shared core, imported in the main interpreter
+    # and in a sub-interpreter (shared GIL); buffers from the standard library (NumPy is not loaded in
+    # sub-interpreters). The core counts the sub-interpreter once, for all modules, and frees its states
+    # with it.
+    from test_python_versions import _clean_env, find_python, skip_missing
+    python = find_python("3.12")
+    if python is None:
+        skip_missing("3.12")
+    build312 = cmake_build(SOURCE, BUILD_ROOT / "shared-core" / "shared-3.12", ["-DDLTENSOR_SHARED_CORE=ON"],
+                           python=python)
+    calls = ("import array\nimport sc_a_nanobind as a, sc_b_nanobind as b, sc_a_pybind11 as c, sc_b_pybind11 as d\n"
+             "x = array.array('f', [1, 2, 3])\n"
+             "assert [m.total(x) for m in (a, b, c, d)] == [6.0] * 4\n")
+    sub = f"import sys; sys.path.insert(0, {str(build312)!r})\n" + calls + \
+        "print('DURING', [m.sub_interpreters_in_use() for m in (a, b, c, d)], flush=True)\n"
+    code = (f"import sys; sys.path.insert(0, {str(build312)!r})\nimport _testcapi\n" + calls +
+            "print('BEFORE', [m.sub_interpreters_in_use() for m in (a, b, c, d)])\n"
+            f"assert _testcapi.run_in_subinterp({sub!r}) == 0\n"
+            "print('AFTER', [m.sub_interpreters_in_use() for m in (a, b, c, d)])\n"
+            "assert [m.total(x) for m in (a, b, c, d)] == [6.0] * 4\n")
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=300, env=_clean_env())
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "BEFORE [0, 0, 0, 0]" in out.stdout, out.stdout
+    assert "DURING [1, 1, 1, 1]" in out.stdout, out.stdout
+    assert "AFTER [0, 0, 0, 0]" in out.stdout, out.stdout

@@ -42,6 +42,8 @@ SC_MODULE_DEF(SC_MODULE, m) {
                                       (uintptr_t) &dlt::producer_error_state::of_this_thread(),
                                       (uintptr_t) &dlt::fast_paths_enabled()};
     });
+    // How many sub-interpreters hold dltensor state now (counted by the core: one count per shared core).
+    m.def("sub_interpreters_in_use", [] { return dlt::detail::sub_interpreters_in_use().load(); });
     // The slot of a kind of state the module's own code and the core both use.
     m.def("py_names_slot", [] { return dlt::detail::state_index<dlt::py_names>::value; });
 }
