@@ -371,7 +371,9 @@ def shared_core_sizes(tmp):
     ours = [p[3] for p in PAIRS]
     build = cmake_build(SRC, BUILD_SHARED, ["-DDLTENSOR_SHARED_CORE=ON"], targets=ours, steps=False)
     out = {name: stripped_kb(next(build.glob(f"{name}.*.so")), Path(tmp) / "stripped-shared") for name in ours}
-    out[CORE] = stripped_kb(next(build.glob(f"lib{CORE}*.so")), Path(tmp) / "stripped-shared")
+    lib = next(build.glob(f"lib*_{CORE}*.so"))  # lib<project>_dltensor_core.so
+    out[CORE] = stripped_kb(lib, Path(tmp) / "stripped-shared")
+    out["library name"] = lib.name
     return out
 
 
@@ -379,7 +381,7 @@ def shared_table(res, shared):
     """Module sizes with the core static in each module (the table above) and shared by all of them."""
     lines = [f"Module size with the core as one shared library (`set(DLTENSOR_SHARED_CORE ON)` before "
              f"`find_package(dltensor)`; the same sources and targets, built by CMake; stripped): every module "
-             f"then loads `lib{CORE}.so` ({fmt_kb(shared[CORE])}, once per package) instead of holding the core.",
+             f"then loads `{shared['library name']}` ({fmt_kb(shared[CORE])}, once per package) instead of holding the core.",
              "", "| extension | anchor's module | py::dltensor, static core | py::dltensor, shared core | "
              "delta over the anchor, static | delta over the anchor, shared |", "|---|---:|---:|---:|---:|---:|"]
     for row, _, anchor, ours, _ in PAIRS:
@@ -778,12 +780,14 @@ core). The size goals are therefore not met, and this is the measured limit.
 (1) *The optimization level of the whole core.* The table "The core at other optimization levels" above
 comes from every default run. Instructions per call (`bench/callgrind.py`; the bench modules rebuilt with
 the level appended to the core's command, counted side by side with the `-O3` build of the same commit):
-at `-O2` every row stays within 1% of `-O3` (numpy 1 argument 2,119 against 2,120, pytorch 1 argument
-2,700 / 2,698, numpy return 3,030 / 3,026, pytorch return 6,199 / 6,168, pybind11 return 2,964 / 2,960,
-converted 4,758 / 4,752); at `-Os` they cost 2-5% more (numpy 1 argument 2,182, +2.9%; pytorch 1
-argument 2,808, +4.1%; converted 5,007, +5.4%; the returns +1.6%). The core is now built at `-O2`
-(`cmake/dltensorConfig.cmake.in`; Debug builds keep theirs): 13 KB less in every module, and
-`bench/results/callgrind.md` holds the full set of rows counted after the change. (2) *Only the cold part
+at `-Os` they cost 2-5% more (numpy 1 argument 2,182 against 2,120, +2.9%; pytorch 1 argument 2,808
+against 2,698, +4.1%; converted 5,007 against 4,752, +5.4%; the returns +1.6%); at `-O2` none moves by
+more than 1%. The core is now built at `-O2` (`cmake/dltensorConfig.cmake.in`; Debug builds keep their
+flags): 12 KB less in every module. All eleven rows, this commit (the `-O2` core and the shared core's
+changes) against the one before, counted side by side: numpy 1 argument 2,119 / 2,120, overloads 3,172 /
+3,330 (-4.7%), pytorch 1 argument 2,700 / 2,698, numpy return 3,030 / 3,026, pytorch return 6,199 / 6,167
+(+0.5%), pybind11 return 2,964 / 2,962, copy_of 3,249 / 3,249 and 2,796 / 2,796, adopt 2,851 / 2,847,
+empty() + fill 2,531 / 2,531, converted 4,761 / 4,749 (`bench/results/callgrind.md` records them). (2) *Only the cold part
 for size*, tried two ways and not kept. `cold` attributes on about 30 rare routes and entry points of the
 `-O3` core grew the module by 1 KB: GCC keeps such a function's own body small, but no longer inlines it,
 and the callers grow instead. Two translation units, the entry points that NumPy, PyTorch, JAX and Paddle
@@ -794,7 +798,7 @@ of line are emitted with the hot part's flags, GCC spent the freed inlining budg
 (`import_tensor()` +1.7 KB, PyTorch's export +1.7 KB), and which copy of a helper the linker keeps (COMDAT)
 then depends on the order in which the module's references load the archive's members. The +60 KB goal
 would need the hot path itself smaller than `-O2` makes it: for the static core it is not met (one
-function: +108 KB over `nb::ndarray`, +121 KB before). (3) *The shared core* (`DLTENSOR_SHARED_CORE`, the
+function: +109 KB over `nb::ndarray` and +105 KB over `py::array_t`, +121 KB for both before). (3) *The shared core* (`DLTENSOR_SHARED_CORE`, the
 table "Module size with the core as one shared library" above): each module then weighs about what the
 anchors' do (one function: 4 KB less than `nb::ndarray`'s module, 8 KB less than `py::array_t`'s), and the
 package ships the core once.

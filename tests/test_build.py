@@ -48,7 +48,7 @@ def test_cmake_target_compiles_the_core_once_and_the_module_only_its_declaration
     # run LTO in every plain (nanobind) link, and a --gc-sections link keeps only what a module calls.
     assert "-ffunction-sections" in core[0] and "-flto" not in core[0], core[0]
     # -O2 whatever the build type (Release's -O3 comes first): every callgrind row within 1% of -O3's, and
-    # 13 KB less in every module (bench/results/compile.md).
+    # 12 KB less in every module (bench/results/compile.md).
     levels = [flag for flag in core[0].split() if flag.startswith("-O")]
     assert levels and levels[-1] == "-O2", core[0]
 
