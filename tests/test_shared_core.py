@@ -25,15 +25,14 @@ def build(shared: bool) -> Path:
     return _builds[shared]
 
 
-def run(shared: bool, code: str, where=None):
+def run(shared: bool, code: str, where=None, before=""):
     """Runs `code` with the four modules imported as a, b (nanobind) and c, d (pybind11) from `where`
-    (default: the build tree); returns what it printed as JSON."""
+    (default: the build tree), `before` ahead of the imports; returns what it printed as JSON."""
     prelude = "import json, sys\nimport numpy as np\nimport dltensor\n"
     imports = ("import sc_a_nanobind as a, sc_b_nanobind as b, sc_a_pybind11 as c, sc_b_pybind11 as d\n"
                "mods = (a, b, c, d)\n")
-    before, _, code = code.rpartition("# modules\n")  # what must run before the imports
-    proc = subprocess.run([sys.executable, "-c", prelude + before + imports + code], cwd=where or build(shared), capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", prelude + before + imports + code], cwd=where or build(shared),
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -137,14 +136,14 @@ def test_two_packages_with_shared_cores_each_bind_their_own(flags):
     # merged across the two (GCC's STB_GNU_UNIQUE statics would be).
     other = cmake_build(SOURCE / "other", BUILD_ROOT / "shared-core" / "other", [])
     dlopen = "import os\nsys.setdlopenflags(os.RTLD_GLOBAL | os.RTLD_NOW)\n" if flags == "global" else ""
-    out = run(True, dlopen + "# modules\n" + f"sys.path.insert(0, {str(other)!r})\n"
+    out = run(True, f"sys.path.insert(0, {str(other)!r})\n"
               "import sc_other_nanobind as e, sc_other_pybind11 as f\n" + loaded_core_libraries() +
               "a.fast_paths(0)\n"
               "x = np.arange(3, dtype=np.float32)\n"
               "print(json.dumps([sorted(libs), [m.total(x) for m in (a, c, e, f)],\n"
               "                  [m.fast_paths(-1) for m in (a, c, e, f)],\n"
               "                  [m.state_addresses()[3] for m in (a, c, e, f)]]))\n"
-              "a.fast_paths(1)\n")
+              "a.fast_paths(1)\n", before=dlopen)
     libs, totals, fast, switch = out
     names = sorted(Path(p).name.split(".")[0] for p in libs)
     assert names == ["libdltensor_shared_core_dltensor_core", "libother_package_dltensor_core"], libs

@@ -27,8 +27,8 @@ DLTENSOR_HOT_INLINE PyThreadState *current_thread_state() noexcept {
 }
 
 namespace detail {
-/// How many sub-interpreters hold dltensor state now (each extension module counts its own; see
-/// process_state.h). While none does, every piece of state is the main interpreter's, and hot paths ask
+/// How many sub-interpreters hold dltensor state now (each extension module counts its own, or each shared
+/// core for all of its modules; see process_state.h). While none does, every piece of state is the main interpreter's, and hot paths ask
 /// nothing more.
 DLTENSOR_PROCESS_WIDE std::atomic<int> &sub_interpreters_in_use() noexcept
 #if DLTENSOR_PROCESS_WIDE_BODIES

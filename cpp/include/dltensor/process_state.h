@@ -1,7 +1,8 @@
 // dltensor/process_state.h: what dltensor keeps beyond a call, in one place: the switch, the interned
 // names, and the one way each piece of looked-up state is made (once per interpreter, from any thread, on
 // free-threaded Python too) and found again. Each extension module that includes the headers has its own
-// copy of all of it. Python objects are never shared between interpreters: the main interpreter's state
+// copy of all of it (with a shared core, config.h: DLTENSOR_CORE_SHARED, the library's state and the
+// DLTENSOR_PROCESS_WIDE pieces are one copy for all of its modules). Python objects are never shared between interpreters: the main interpreter's state
 // lives for the process, a sub-interpreter's in that interpreter, released with it. Written against the
 // CPython C API only.
 //
@@ -141,7 +142,7 @@ DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *int
     cached_states &c = states_cache();
     if (c.id == id) return c.states;
     PyObject *dict = PyInterpreterState_GetDict(interp);  // borrowed
-    // The key names this module's copy of dltensor: every module keeps its own states.
+    // The key names this copy of dltensor's core: every module (or shared core) keeps its own states.
     PyObject *key = dict ? PyUnicode_FromFormat("%s.%p", interpreter_states_name, (void *) &sub_interpreters_in_use())
                          : nullptr;
     PyObject *capsule = key ? PyDict_GetItemWithError(dict, key) : nullptr;  // borrowed

@@ -26,23 +26,16 @@ struct producer_error_state {
     const void *reason_of = nullptr;  ///< the object whose producer gave `reason` (compared, never read)
     char reason[160] = {};            ///< "TypeError: ..." (first line, truncated)
 
-    static producer_error_state &of_this_thread() noexcept;
+    /// The calling thread's record (one per module, or one per shared core: DLTENSOR_PROCESS_WIDE).
+    DLTENSOR_CORE_VISIBILITY static producer_error_state &of_this_thread() noexcept;
 };
 
-/// The calling thread's record (one per module, or one per shared core: DLTENSOR_PROCESS_WIDE).
-DLTENSOR_PROCESS_WIDE producer_error_state &producer_errors_of_this_thread() noexcept
-#if DLTENSOR_PROCESS_WIDE_BODIES
-{
+#if DLTENSOR_PROCESS_WIDE_BODIES  // declared in the struct; a shared core's modules call the library's
+DLTENSOR_PROCESS_WIDE producer_error_state &producer_error_state::of_this_thread() noexcept {
     static thread_local producer_error_state s;
     return s;
 }
-#else
-;
 #endif
-
-inline producer_error_state &producer_error_state::of_this_thread() noexcept {
-    return producer_errors_of_this_thread();
-}
 
 /// Must the current Python error reach the caller rather than become a refusal?
 inline bool error_must_reach_caller() noexcept {
