@@ -92,7 +92,8 @@ def load_backend(backend: str):
             build = cmake_build(HERE, BUILD_ROOT / "tests-sanitized",
                                 [f"-DCMAKE_CXX_FLAGS={SANITIZER_FLAGS}",
                                  f"-DCMAKE_SHARED_LINKER_FLAGS={SANITIZER_FLAGS}",
-                                 f"-DCMAKE_MODULE_LINKER_FLAGS={SANITIZER_FLAGS}"], targets=targets)
+                                 f"-DCMAKE_MODULE_LINKER_FLAGS={SANITIZER_FLAGS}", "-DDLTENSOR_TEST_UNITY=OFF"],
+                                targets=targets)
         else:
             build = cmake_build(HERE, BUILD_ROOT / "tests", targets=targets)
         sys.path.insert(0, str(build))

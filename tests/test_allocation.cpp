@@ -63,7 +63,7 @@ template <typename Order, typename... Fw> void def_types(py::module_ &m, const s
 }
 
 /// `empty_<framework>_<C|F>_<i1|f2|f4|f8|c16>` and `copy_of_...` for one framework (none: no tag).
-template <typename... Fw> void def_framework(py::module_ &m, const std::string &name) {
+template <typename... Fw> void def_allocation_framework(py::module_ &m, const std::string &name) {
     def_types<py::c_contig, Fw...>(m, name + "_C");
     def_types<py::f_contig, Fw...>(m, name + "_F");
 }
@@ -74,13 +74,13 @@ using Out2 = py::dltensor<py::numpy, float, py::ndim<2>>;
 
 void init_allocation(py::module_ &parent) {
     py::module_ m = parent.def_submodule("allocation", "empty() and copy_of() (tests/test_allocation.py).");
-    def_framework<py::numpy>(m, "numpy");
-    def_framework<py::pytorch>(m, "pytorch");
-    def_framework<py::jax>(m, "jax");
-    def_framework<py::tensorflow>(m, "tensorflow");
-    def_framework<py::paddle>(m, "paddle");
-    def_framework<py::memview>(m, "memview");
-    def_framework<>(m, "none");
+    def_allocation_framework<py::numpy>(m, "numpy");
+    def_allocation_framework<py::pytorch>(m, "pytorch");
+    def_allocation_framework<py::jax>(m, "jax");
+    def_allocation_framework<py::tensorflow>(m, "tensorflow");
+    def_allocation_framework<py::paddle>(m, "paddle");
+    def_allocation_framework<py::memview>(m, "memview");
+    def_allocation_framework<>(m, "none");
 
     // Every spelling of a shape: each result's shape, in the order of `forms`.
     m.def("empty_shape_forms", [] {

@@ -55,7 +55,7 @@ template <typename T, typename... Tags> void def_dtype(py::module_ &m, const std
 }
 
 /// `once_<framework>_<dtype>(layout, offset_bytes)` and `twice_...` for one framework (none: no tag).
-template <typename... Tags> void def_framework(py::module_ &m, const std::string &fw) {
+template <typename... Tags> void def_matrix_framework(py::module_ &m, const std::string &fw) {
     def_dtype<dlt::float8_e4m3fn, Tags...>(m, fw + "_float8_e4m3fn");
     def_dtype<dlt::bfloat16, Tags...>(m, fw + "_bfloat16");
     def_dtype<dlt::float16, Tags...>(m, fw + "_float16");
@@ -67,11 +67,11 @@ template <typename... Tags> void def_framework(py::module_ &m, const std::string
 
 void init_return_matrix(py::module_ &parent) {
     py::module_ m = parent.def_submodule("return_matrix", "The return matrix (tests/test_return_matrix.py).");
-    def_framework<py::numpy>(m, "numpy");
-    def_framework<py::pytorch>(m, "pytorch");
-    def_framework<py::jax>(m, "jax");
-    def_framework<py::tensorflow>(m, "tensorflow");
-    def_framework<py::paddle>(m, "paddle");  // called by tests/paddle_cases.py
-    def_framework<py::memview>(m, "memview");
-    def_framework<>(m, "none");
+    def_matrix_framework<py::numpy>(m, "numpy");
+    def_matrix_framework<py::pytorch>(m, "pytorch");
+    def_matrix_framework<py::jax>(m, "jax");
+    def_matrix_framework<py::tensorflow>(m, "tensorflow");
+    def_matrix_framework<py::paddle>(m, "paddle");  // called by tests/paddle_cases.py
+    def_matrix_framework<py::memview>(m, "memview");
+    def_matrix_framework<>(m, "none");
 }
