@@ -438,9 +438,14 @@ def thread_sanitizer(s):
 
 def recorded_commits(recorded, mutants) -> str:
     """Which commits the mutants' results were recorded at ("commit `a` (40 mutants), `b` (20)"): a rerun
-    with --stale reruns only the mutants whose header changed since."""
+    with --stale reruns only the mutants whose header changed since. When every result comes from the last
+    full run, that run: its commit, date and length."""
     from collections import Counter
     counts = Counter(recorded["mutants"][m.name].get("commit", "?")[:10] for m in mutants if not m.equivalent)
+    full = recorded.get("full_run") or {}
+    if len(counts) == 1 and full.get("source", "").startswith(f"commit {next(iter(counts))}"):
+        return (f"commit `{next(iter(counts))}` in one full run ({full['started'][:10]}, "
+                f"{full['seconds'] / 60:.0f} min for {full['mutants']} mutants)")
     parts = [f"`{c}` ({n} mutants)" for c, n in counts.most_common()]
     return ("commit " if len(parts) == 1 else "commits ") + ", ".join(parts)
 
@@ -460,8 +465,8 @@ def mutation(s):
     headers = sorted({m.file for m in MUTANTS})
     what = (f"{summary['mutants']} hand-written mutants of {len(headers)} headers (a flipped comparison, a dropped "
             f"check, a swapped flag, a wrong constant, a skipped reference count or GIL, a wrong policy branch), "
-            f"each planted alone in a copy of the checkout, the test modules rebuilt and the mutant's tests run on "
-            f"both backends and both import paths; by hand (`python tests/mutation/run.py`), not in CI")
+            f"each planted alone in a copy of the checkout, a test module rebuilt and the mutant's tests run on its "
+            f"backend, then, when they pass, on both backends and both import paths; by hand (`python tests/mutation/run.py`), not in CI")
     survivors = summary["names"][results.SURVIVED]
     hold = (f"a test fails for every mutant, except equivalent ones (reason in `tests/mutation/mutants.py`): "
             f"{summary['killed']} of {counted} killed, {summary['equivalent']} equivalent (not counted), score "

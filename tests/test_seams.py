@@ -322,6 +322,31 @@ def test_interrupt_in_producer_code_reaches_the_caller(backend, site, kind, fn):
         assert "RAISED None" in out.stdout
 
 
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+@pytest.mark.parametrize("handler", ["SIG_IGN", "SIG_DFL"])
+@pytest.mark.parametrize("fn", ["tensor_or_object", "tensor_only"])
+def test_interrupt_in_producer_code_reaches_the_caller_when_python_does_not_handle_sigint(backend, handler, fn):
+    # A process that ignores SIGINT (a shell's background job starts so) or leaves it to the system: re-arming
+    # SIGINT would drop the KeyboardInterrupt, so the nanobind backend raises it as a pending call.
+    out = run_script(backend, RAISERS["__dlpack__"].format(raise_=FATAL["KeyboardInterrupt"]) + textwrap.dedent(f"""
+        import signal
+        signal.signal(signal.SIGINT, signal.{handler})
+        result = None
+        try:
+            try:
+                result = m.seams.{fn}(P())
+            except TypeError:
+                pass
+            for _ in range(3):
+                pass
+        except KeyboardInterrupt:
+            print("RAISED", result)
+        else:
+            print("DROPPED", result)
+    """))
+    assert "RAISED" in out.stdout, out.stdout + out.stderr
+
+
 def test_catch_all_overload_binds_before_conversion_runs_producer_code(m):
     calls = []
 

@@ -109,34 +109,52 @@ inline int raise_kept_error(void *kept) noexcept {
     PyMem_RawFree(kept);
     return -1;
 }
+
+/// Does a Python handler run for SIGINT (`signal.getsignal(SIGINT)` callable)? Not when the process ignores it
+/// (a background job of a shell, `signal.signal(SIGINT, SIG_IGN)`) or left it to the system: then
+/// re-arming SIGINT would drop the interrupt. Called with no error set; leaves none.
+inline bool python_handles_sigint() noexcept {
+    PyObject *signal = PyImport_ImportModule("_signal");
+    PyObject *handler = signal ? PyObject_CallMethod(signal, "getsignal", "i", SIGINT) : nullptr;
+    const bool handled = handler && PyCallable_Check(handler);
+    Py_XDECREF(handler);
+    Py_XDECREF(signal);
+    PyErr_Clear();
+    return handled;
+}
 } // namespace detail
 
 /// For a backend whose casters cannot raise (nanobind): hands the kept exception to the interpreter so that
 /// it is raised at its next check for pending work, after the binding library's call: a KeyboardInterrupt
-/// by re-arming SIGINT (its handler runs in the main thread, as for a real interrupt), any other one as a
-/// pending call of the main thread, or, where the interpreter takes none, as an unraisable error
-/// (`sys.unraisablehook`). Leaves no error set.
+/// by re-arming SIGINT when a Python handler runs for it (in the main thread, as for a real interrupt), any
+/// other one, and a KeyboardInterrupt where SIGINT is ignored, as a pending call of the main thread, or,
+/// where the interpreter takes none, as an unraisable error (`sys.unraisablehook`). Leaves no error set.
 DLTENSOR_CORE void rearm_pending_error() noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
     if (!restore_pending_error()) return;
-    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
-        PyErr_Clear();
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (PyErr_GivenExceptionMatches(type, PyExc_KeyboardInterrupt) && detail::python_handles_sigint()) {
 #if PY_VERSION_HEX >= 0x030A0000
-        if (PyErr_SetInterruptEx(SIGINT) == 0) return;
+        const bool rearmed = PyErr_SetInterruptEx(SIGINT) == 0;
 #else
-        PyErr_SetInterrupt();
-        return;
+        const bool rearmed = (PyErr_SetInterrupt(), true);
 #endif
-        PyErr_SetNone(PyExc_KeyboardInterrupt);  // SIGINT ignored or not handled by Python: report it
+        if (rearmed) {
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(traceback);
+            return;
+        }
     }
     auto **kept = static_cast<PyObject **>(PyMem_RawMalloc(3 * sizeof(PyObject *)));
     if (kept) {
-        PyErr_Fetch(&kept[0], &kept[1], &kept[2]);
+        kept[0] = type, kept[1] = value, kept[2] = traceback;
         if (Py_AddPendingCall(detail::raise_kept_error, kept) == 0) return;
-        PyErr_Restore(kept[0], kept[1], kept[2]);
         PyMem_RawFree(kept);
     }
+    PyErr_Restore(type, value, traceback);
     PyErr_WriteUnraisable(nullptr);
 }
 #else
