@@ -269,8 +269,11 @@ def test_initialized_lazy_parameter_binds(m):
 
 def run_script(backend, body, path="exchange", timeout=300):
     build = os.path.dirname(load_backend(backend).__file__)
+    # Python's own SIGINT handler, whatever the suite inherited (a shell's background job starts with SIGINT
+    # ignored, and Python then installs none): the cases that want another one set it themselves.
     prelude = textwrap.dedent(f"""
-        import os, sys
+        import os, signal, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         sys.path[:0] = [{build!r}, {str(HERE)!r}]
         import importlib
         m = importlib.import_module("dltensor_test_{backend}")
