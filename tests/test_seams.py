@@ -302,11 +302,11 @@ CASES = [(site, kind, fn) for site in RAISERS for kind in FATAL for fn in ("tens
          and not (site == "__array__" and fn == "tensor_or_object")]
 
 
-@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
-@pytest.mark.parametrize("site, kind, fn", CASES)
-def test_interrupt_in_producer_code_reaches_the_caller(backend, site, kind, fn):
-    producer = RAISERS[site].format(raise_=FATAL[kind])
-    out = run_script(backend, producer + textwrap.dedent(f"""
+def interrupt_script(site, kind, fn, setup=""):
+    """A script that runs `setup`, calls `m.seams.<fn>` with `site`'s producer raising `kind`, and prints
+    RAISED (the exception reached the caller) or DROPPED, with what the call returned."""
+    return RAISERS[site].format(raise_=FATAL[kind]) + textwrap.dedent(f"""
+        {setup}
         result = None
         try:
             try:
@@ -319,7 +319,13 @@ def test_interrupt_in_producer_code_reaches_the_caller(backend, site, kind, fn):
             print("RAISED", result)
         else:
             print("DROPPED", result)
-    """))
+    """)
+
+
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+@pytest.mark.parametrize("site, kind, fn", CASES)
+def test_interrupt_in_producer_code_reaches_the_caller(backend, site, kind, fn):
+    out = run_script(backend, interrupt_script(site, kind, fn))
     assert "RAISED" in out.stdout, out.stdout + out.stderr
     if backend == "pybind11":  # pybind11 stops overload resolution: the catch-all overload never ran
         assert "RAISED None" in out.stdout
@@ -331,22 +337,8 @@ def test_interrupt_in_producer_code_reaches_the_caller(backend, site, kind, fn):
 def test_interrupt_in_producer_code_reaches_the_caller_when_python_does_not_handle_sigint(backend, handler, fn):
     # A process that ignores SIGINT (a shell's background job starts so) or leaves it to the system: re-arming
     # SIGINT would drop the KeyboardInterrupt, so the nanobind backend raises it as a pending call.
-    out = run_script(backend, RAISERS["__dlpack__"].format(raise_=FATAL["KeyboardInterrupt"]) + textwrap.dedent(f"""
-        import signal
-        signal.signal(signal.SIGINT, signal.{handler})
-        result = None
-        try:
-            try:
-                result = m.seams.{fn}(P())
-            except TypeError:
-                pass
-            for _ in range(3):
-                pass
-        except KeyboardInterrupt:
-            print("RAISED", result)
-        else:
-            print("DROPPED", result)
-    """))
+    out = run_script(backend, interrupt_script("__dlpack__", "KeyboardInterrupt", fn,
+                                               f"signal.signal(signal.SIGINT, signal.{handler})"))
     assert "RAISED" in out.stdout, out.stdout + out.stderr
 
 
