@@ -71,6 +71,11 @@ _modules = {}
 
 # DLTENSOR_SANITIZE=1 (tests/sanitize.sh) builds the module with AddressSanitizer and UBSan instead.
 SANITIZE = os.environ.get("DLTENSOR_SANITIZE") == "1"
+# The compiler of the test modules: CMake's default (c++), or $CXX where it is set (tests/sanitize.sh sets
+# Clang); each compiler builds into its own directory.
+TEST_CXX = os.environ.get("CXX", "").strip()
+TEST_BUILD = BUILD_ROOT / ("tests" + ("-sanitized" if SANITIZE else "") +
+                           (f"-{Path(TEST_CXX.split()[0]).name}" if TEST_CXX else ""))
 SANITIZER_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
 
 # Test files that neither load the test modules nor run dltensor's C++ in this process (documents, stubs,
@@ -89,13 +94,16 @@ def load_backend(backend: str):
         # Every backend's module at once by default; with DLTENSOR_BACKENDS, only the one asked for.
         targets = [f"dltensor_test_{backend}"] if BACKENDS != ALL_BACKENDS else []
         if SANITIZE:
-            build = cmake_build(HERE, BUILD_ROOT / "tests-sanitized",
+            build = cmake_build(HERE, TEST_BUILD,
                                 [f"-DCMAKE_CXX_FLAGS={SANITIZER_FLAGS}",
                                  f"-DCMAKE_SHARED_LINKER_FLAGS={SANITIZER_FLAGS}",
-                                 f"-DCMAKE_MODULE_LINKER_FLAGS={SANITIZER_FLAGS}", "-DDLTENSOR_TEST_UNITY=OFF"],
+                                 f"-DCMAKE_MODULE_LINKER_FLAGS={SANITIZER_FLAGS}", "-DDLTENSOR_TEST_UNITY=OFF",
+                                 # no link-time optimization (pybind11's default): it finds nothing the
+                                 # sanitizers need and took minutes to link Clang's sanitized module
+                                 "-DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF"],
                                 targets=targets)
         else:
-            build = cmake_build(HERE, BUILD_ROOT / "tests", targets=targets)
+            build = cmake_build(HERE, TEST_BUILD, targets=targets)
         sys.path.insert(0, str(build))
         _modules[backend] = importlib.import_module(f"dltensor_test_{backend}")
     return _modules[backend]

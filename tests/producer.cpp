@@ -157,7 +157,7 @@ py::object make_capsule(py::object storage, py::object spec_obj) {
     ctx->name = name;
     PyObject *cap = PyCapsule_New(mt, name, capsule_destructor);
     if (!cap) throw tb::python_error();
-    if (foreign) PyCapsule_SetContext(cap, (void *) (ctx->versioned ? 2 : 1));
+    if (foreign) PyCapsule_SetContext(cap, reinterpret_cast<void *>(uintptr_t(ctx->versioned ? 2 : 1)));
     return tb::steal(cap);
 }
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD_ROOT, SANITIZE, load_backend
+from conftest import SANITIZE, TEST_BUILD, load_backend
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 def test_test_module_includes_the_checkouts_headers(backend):
     load_backend(backend)
     ninja = pytest.importorskip("ninja")
-    build = BUILD_ROOT / ("tests-sanitized" if SANITIZE else "tests")
+    build = TEST_BUILD
     deps = subprocess.run([str(Path(ninja.BIN_DIR) / "ninja"), "-C", str(build), "-t", "deps"],
                           capture_output=True, text=True, check=True).stdout
     # What is dltensor's is decided by resolved paths, never by a folder's name: a clone is usually a folder
@@ -35,7 +35,7 @@ def test_cmake_target_compiles_the_core_once_and_the_module_only_its_declaration
     # dltensor::dltensor links the core library (config.h: DLTENSOR_CORE): core.cpp is compiled once in the
     # build tree, and the test modules' sources with DLTENSOR_CORE_LIBRARY (declarations only).
     ninja = pytest.importorskip("ninja")
-    build = BUILD_ROOT / ("tests-sanitized" if SANITIZE else "tests")
+    build = TEST_BUILD
     commands = subprocess.run([str(Path(ninja.BIN_DIR) / "ninja"), "-C", str(build), "-t", "commands"],
                               capture_output=True, text=True, check=True).stdout.splitlines()
     core = [c for c in commands if c.rstrip().endswith(("dltensor/core.cpp", "dltensor/core.cpp.o"))
@@ -61,7 +61,7 @@ def test_cmake_target_compiles_the_core_once_and_the_module_only_its_declaration
 def test_core_library_holds_no_initial_image_of_the_refusal_ring(tmp_path):
     # The per-thread refusal ring (refusal_log.h, 32 records) is zero bits until written: thread-local
     # .tbss, which costs a module file nothing, not a 14 KB .tdata image.
-    library = BUILD_ROOT / ("tests-sanitized" if SANITIZE else "tests") / "libdltensor_core.a"
+    library = TEST_BUILD / "libdltensor_core.a"
     if not library.exists():
         pytest.skip("the test build has no core library (DLTENSOR_HEADER_ONLY)")
     subprocess.run(["ar", "x", str(library)], cwd=tmp_path, check=True)

@@ -22,7 +22,7 @@ void init_common(py::module_ &parent) {
           "A dict of everything the accessors report (tests/elements.h).");
     m.def("fill", [](py::dltensor<> x, double v) {
         auto dt = x.dtype();
-        tb::for_each_element(x, [&](const char *p) { tb::element_from_double((void *) p, dt.code, dt.bits, v); });
+        tb::for_each_element(x, [&](const char *p) { tb::element_from_double(const_cast<char *>(p), dt.code, dt.bits, v); });
     }, py::arg("x"), py::arg("value"), "Writes `value` into every element of a writable tensor.");
 
     // ---- typed parameters ---------------------------------------------------------------------------------

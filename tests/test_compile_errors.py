@@ -25,6 +25,10 @@ CASES = {
     "view shape of another size": ("double f(py::dltensor<double, py::shape<2, 2>> a) { return a.view<py::shape<5>>()(0); }",
                                    "element count differs"),
     "annotation twice": ("void f(py::dltensor<float, double> a) { (void) a; }", "at most once"),
+    # a scalar type DLPack has no dtype for: refused on both backends (nanobind would take any arithmetic
+    # type), the compiler naming the type
+    "long double dtype": ("void f(py::dltensor<const long double, py::ndim<1>> a) { (void) a; }",
+                          "unknown annotation: T (in this instantiation)"),
     # array_t's byte strides, as ported: unsigned (sizeof) strides do not compile, also mixed with literals
     "byte strides": ("auto f(float *p, size_t k, py::handle o) { return py::dltensor<py::numpy, float, py::ndim<2>>"
                      "(p, {2, k}, o, {k * sizeof(float), sizeof(float)}); }", "strides count elements"),
@@ -114,6 +118,12 @@ def test_mistake_fails_to_compile_with_its_message(backend, case):
     code, message = CASES[case]
     proc = compile_snippet(backend, code)
     assert proc.returncode != 0 and message in proc.stderr, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_unknown_scalar_type_error_names_the_type(backend):
+    proc = compile_snippet(backend, CASES["long double dtype"][0])
+    assert proc.returncode != 0 and "T = const long double" in proc.stderr, proc.stderr[-3000:]
 
 
 @pytest.mark.parametrize("case", sorted(CLEAN))

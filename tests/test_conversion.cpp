@@ -13,7 +13,7 @@ void init_conversion(py::module_ &parent) {
     m.def("ro_f_f32", [](py::dltensor<const float, py::f_contig> x) { return tb::contents(x); });
     m.def("ro_c_any", [](py::dltensor<py::ro, py::c_contig> x) { return tb::shape_tuple(x, true); });
     m.def("add_one_f64", [](py::dltensor<double> x) {
-        tb::for_each_element(x, [](const char *p) { *(double *) p += 1.0; });
+        tb::for_each_element(x, [](const char *p) { *const_cast<double *>(reinterpret_cast<const double *>(p)) += 1.0; });
     }, py::arg("x"), "Adds 1 to every element of a writable float64 tensor, in place.");
     m.def("add_one_c_f32", [](py::dltensor<float, py::c_contig> x) {
         for (size_t i = 0; i < x.size(); ++i) x.data()[i] += 1.0f;

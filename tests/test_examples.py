@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import toolchains
 from cmake_build import cmake_build
 from conftest import BUILD_ROOT, HERE
 
@@ -18,7 +19,15 @@ torch = pytest.importorskip("torch")
 jnp = pytest.importorskip("jax.numpy")
 
 EXAMPLES = HERE.parent / "cpp" / "examples"
-DLTENSOR = ["dltensor_nanobind", "dltensor_pybind11"]
+# The dltensor modules are built three times where the compilers exist: by the default compiler, by the newest
+# Clang with libc++ (suffix _clang) and as CUDA by nvcc (suffix _nvcc); every dltensor test runs on each.
+TOOLCHAINS = {
+    "_clang": ([f"-DCMAKE_CXX_COMPILER={toolchains.CLANG_NEWEST}", "-DCMAKE_CXX_FLAGS=-stdlib=libc++",
+                "-DCMAKE_CXX_STANDARD=20"], toolchains.has_libcxx(toolchains.CLANG_NEWEST)),
+    "_nvcc": (["-DDLTENSOR_EXAMPLES_CUDA=ON"], toolchains.have(toolchains.NVCC)),
+}
+DLTENSOR = [f"dltensor_{backend}{suffix}" for suffix in ["", *(s for s, (_, ok) in TOOLCHAINS.items() if ok)]
+            for backend in ("nanobind", "pybind11")]
 FLAVORS = ["array_t", "ndarray", *DLTENSOR]
 ON_DLPACK = ["ndarray", *DLTENSOR]  # the flavors that take any DLPack producer, not only NumPy
 
@@ -28,8 +37,26 @@ def build() -> Path:
     return cmake_build(EXAMPLES, BUILD_ROOT / "examples")
 
 
+def toolchain_build(suffix: str) -> Path:
+    """The examples' dltensor modules built by another toolchain (TOOLCHAINS), made at the first use."""
+    if suffix not in _toolchain_builds:
+        _toolchain_builds[suffix] = cmake_build(EXAMPLES, BUILD_ROOT / f"examples{suffix}",
+                                                [f"-DDLTENSOR_EXAMPLES_SUFFIX={suffix}", *TOOLCHAINS[suffix][0]])
+    return _toolchain_builds[suffix]
+
+
+_toolchain_builds = {}
+
+
+def build_of(build: Path, flavor: str) -> Path:
+    """The build that holds `flavor`'s modules: a toolchain's for its flavors, else `build`."""
+    suffix = next((s for s in TOOLCHAINS if flavor and flavor.endswith(s)), None)
+    return toolchain_build(suffix) if suffix else build
+
+
 def load(build, task, flavor):
-    """The extension module `<task>_<flavor>` of the examples build."""
+    """The extension module `<task>_<flavor>` of the examples build (of a toolchain's build, for its flavors)."""
+    build = build_of(build, flavor)
     if str(build) not in sys.path:
         sys.path.insert(0, str(build))
     return importlib.import_module(f"{task}_{flavor}" if flavor else task)
@@ -285,7 +312,7 @@ def check_member_view(module_name):
 
 @pytest.mark.parametrize("flavor", FLAVORS)
 def test_counts_is_a_view_that_keeps_its_object_alive(build, flavor):
-    code = (f"import sys; sys.path[:0] = [{str(build)!r}, {str(HERE)!r}]; import test_examples; "
+    code = (f"import sys; sys.path[:0] = [{str(build_of(build, flavor))!r}, {str(HERE)!r}]; import test_examples; "
             f"test_examples.check_member_view('member_view_{flavor}')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

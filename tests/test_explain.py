@@ -197,3 +197,32 @@ def test_signature_text_shows_writability(e):
     with pytest.raises(TypeError) as info:
         e.total("text")
     assert "writable=False" in str(info.value), str(info.value)
+
+
+def test_a_non_ascii_type_name_cut_to_the_record_stays_valid_text(e):
+    # The record keeps 63 bytes of a type's name: cut inside a two-byte character, it was no valid UTF-8,
+    # and every explanation failed (SystemError) until 32 later refusals had overwritten it.
+    obj = type("A" + "\u0422" * 40, (), {})()
+    text = refused(e.total, obj)
+    assert "A\u0422" in text
+    assert "total" in refused(e.total, "text")  # the next explanation works too
+
+
+def test_overlapping_memory_for_a_writable_parameter_is_explained(e):
+    import torch
+    text = refused(e.scale, torch.zeros(1).expand(4), 2.0)
+    assert "elements that share memory (strides (0,) in elements over shape (4,))" in text
+
+
+def test_a_producers_copy_for_a_writable_parameter_is_explained(m, e):
+    storage = np.zeros(3, np.float32)
+    text = refused(e.scale, capsule(m, storage, shape=(3,), versioned=True, flags=2), 2.0)
+    assert "a copy its producer made for this call (DLPack's IS_COPIED flag)" in text
+
+
+@pytest.mark.parametrize("make, cause", [
+    (lambda: __import__("array").array("u", "ab"), "its buffer format has no DLPack dtype"),
+    (lambda: __import__("torch").zeros(1).expand(2**31, 2**31), "its element count or byte size does not fit in 64 bits"),
+], ids=["character buffer", "byte size past int64"])
+def test_a_malformed_or_undescribable_tensor_is_explained_by_its_cause(e, make, cause):
+    assert cause in refused(e.total, make())

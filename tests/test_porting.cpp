@@ -5,6 +5,10 @@
 // that return a tensor or None, and the order of overloads.
 #include "backend.h"
 
+#ifdef DLTENSOR_TEST_PYBIND11
+#  include <pybind11/numpy.h>  // a kept array_t overload (the mixing trap)
+#endif
+
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -61,6 +65,30 @@ template <typename T> py::dict try_cast_report(py::handle obj, bool convert) {
 
 void init_porting(py::module_ &parent) {
     py::module_ m = parent.def_submodule("porting", "Code ported from py::array_t (tests/test_porting.py).");
+#ifdef DLTENSOR_TEST_PYBIND11
+    // A port that keeps array_t for a dtype DLPack lacks (long double), registered after the dltensor
+    // overload: without .noconvert() it converts (forcecast) whatever dltensor refused (the trap).
+    // snippet: mixing-array-t
+    m.def("fill_seven", [](py::dltensor<float, py::ndim<1>> out) {
+        for (size_t i = 0; i < out.shape(0); ++i) out(i) = 7.0f;
+        return "dltensor";
+    }, py::arg("out"));
+    m.def("fill_seven", [](py::array_t<long double> out) {
+        auto w = out.mutable_unchecked<1>();
+        for (py::ssize_t i = 0; i < w.shape(0); ++i) w(i) = 7.0L;
+        return "array_t";
+    }, py::arg("out").noconvert());  // only long double arrays: never a converted copy
+    // end snippet
+    m.def("fill_seven_trap", [](py::dltensor<float, py::ndim<1>> out) {
+        for (size_t i = 0; i < out.shape(0); ++i) out(i) = 7.0f;
+        return "dltensor";
+    }, py::arg("out"));
+    m.def("fill_seven_trap", [](py::array_t<long double> out) {  // no .noconvert(): the trap
+        auto w = out.mutable_unchecked<1>();
+        for (py::ssize_t i = 0; i < w.shape(0); ++i) w(i) = 7.0L;
+        return "array_t";
+    }, py::arg("out"));
+#endif
 
     // ---- results of a local container -----------------------------------------------------------------
     def_local_results<py::numpy>(m, "numpy");

@@ -435,3 +435,34 @@ def test_first_overload_that_converts_wins_also_for_an_order_mismatch(pm):
     assert pm.first_value_int64_first(a[::2]) == ("int64", 2**40 + 1)  # lossless overload first: exact
     # end snippet
     assert float(np.float32(2**40 + 1)) == 1099511627776.0
+
+
+# --- mixing: an array_t overload kept for a dtype DLPack lacks (pybind11) ----------------------------------
+
+@pytest.mark.parametrize("fixed", [False, True], ids=["trap", "noconvert"])
+def test_kept_array_t_overload_takes_only_its_dtype_with_noconvert(p, fixed):
+    if not hasattr(p, "fill_seven"):
+        pytest.skip("pybind11 backend only (array_t)")
+    f = p.fill_seven if fixed else p.fill_seven_trap
+    out = np.zeros(3, np.float32)
+    assert f(out) == "dltensor" and out.tolist() == [7.0] * 3
+    wide = np.zeros(3, np.longdouble)
+    assert f(wide) == "array_t" and wide.tolist() == [7.0] * 3
+    for refused in (np.zeros(3, np.float64), np.zeros((1, 3), np.float32)):  # another dtype, another rank
+        before = refused.copy()
+        if fixed:  # refused, as dltensor refused it: no silent copy
+            with pytest.raises(TypeError, match="incompatible function arguments"):
+                f(refused)
+        else:  # the trap: converted to a long double copy, which array_t fills and drops
+            try:
+                f(refused)
+            except (TypeError, ValueError):
+                pass
+            assert (refused == before).all()  # no error needed for the writes to be lost
+    read_only = np.zeros(3, np.float32)
+    read_only.setflags(write=False)
+    if fixed:
+        with pytest.raises(TypeError, match="incompatible function arguments"):
+            f(read_only)
+    else:
+        assert f(read_only) == "array_t" and read_only.tolist() == [0.0] * 3  # silently not written

@@ -13,7 +13,7 @@ namespace {
 
 template <typename Tensor> void fill_with(const Tensor &x, double v) {
     auto dt = x.dtype();
-    tb::for_each_element(x, [&](const char *p) { tb::element_from_double((void *) p, dt.code, dt.bits, v); });
+    tb::for_each_element(x, [&](const char *p) { tb::element_from_double(const_cast<char *>(p), dt.code, dt.bits, v); });
 }
 
 /// The value a returned tensor holds at logical position k (0..5) of a 2x3 matrix, in type T.
@@ -97,6 +97,7 @@ void init_producers(py::module_ &parent) {
     m.def("read_bf16", [](py::dltensor<const py::bfloat16> x) { return tb::values(x); });
     m.def("write_bf16", [](py::dltensor<py::bfloat16> x, double v) { fill_with(x, v); });
     m.def("f32_address", [](py::dltensor<const float> x) { return (uintptr_t) x.data(); });
+    m.def("as_numpy_f32", [](py::dltensor<const float> x) { return py::dltensor<py::numpy, const float>(x); });
     m.def("f64_address", [](py::dltensor<const double> x) { return (uintptr_t) x.data(); });
     m.def("write_f64_address", [](py::dltensor<double> x) { return (uintptr_t) x.data(); });
     // dltensor's own framework-less return, as a producer: a copy of `x` in a dltensor.Tensor.

@@ -430,3 +430,141 @@ def test_empty_allocates_for_every_framework(backend_module, fw, check):
 def test_empty_checks_the_annotated_rank(backend_module):
     with pytest.raises(ValueError, match="annotated ndim"):
         backend_module.producers.empty_bad_rank()
+
+
+# --- a subclass with a __dlpack__ of its own: every route reads what its export gives ----------------------
+
+class DoubledExport(torch.Tensor):
+    """A torch.Tensor subclass whose export is twice its values (what torch.from_dlpack reads)."""
+
+    def __dlpack__(self, **kwargs):
+        return (self.as_subclass(torch.Tensor) * 2).__dlpack__(**kwargs)
+
+
+class RefusedExport(torch.Tensor):
+    """A torch.Tensor subclass that refuses to export."""
+
+    def __dlpack__(self, **kwargs):
+        raise BufferError("this tensor refuses export")
+
+
+class DoubledArray(np.ndarray):
+    """A numpy.ndarray subclass whose export is twice its values."""
+
+    def __dlpack__(self, **kwargs):
+        return (np.asarray(self) * 2).__dlpack__(**kwargs)
+
+
+def test_subclass_with_its_own_dlpack_export_is_read_through_it(m):
+    x = torch.ones(3).as_subclass(DoubledExport)
+    assert torch.from_dlpack(x).tolist() == [2.0] * 3  # what the public route gives
+    assert m.producers.read_f32(x) == [2.0] * 3
+    assert m.producers.read_f32_noconvert(x) == [2.0] * 3
+    a = np.ones(3, np.float32).view(DoubledArray)
+    assert m.producers.read_f32(a) == [2.0] * 3
+    assert m.producers.read_f32_noconvert(a) == [2.0] * 3
+
+
+def test_subclass_refusing_export_binds_to_no_parameter(m):
+    x = torch.ones(3).as_subclass(RefusedExport)
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.producers.read_f32_noconvert(x)
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.producers.write_f32(x, 5.0)
+    assert x.as_subclass(torch.Tensor).tolist() == [1.0] * 3
+
+
+def test_subclass_without_its_own_export_keeps_its_frameworks_route(m):
+    x = torch.ones(3).as_subclass(MyTensor)
+    m.producers.write_f32(x, 4.0)
+    assert x.tolist() == [4.0] * 3
+
+
+# --- a producer's capsule kept as an owner is consumed: no consumer can take its tensor again ---------------
+
+class PlainExporter:
+    """A plain __dlpack__ producer (as pyarrow, array-api-strict and users' classes are)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kwargs):
+        return self.a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def reachable_capsules(obj, depth=4):
+    """The capsules reachable from a NumPy array through its base chain and the tuples on it."""
+    found, todo = [], [obj]
+    for _ in range(depth):
+        nxt = []
+        for o in todo:
+            if type(o).__name__ == "PyCapsule":
+                found.append(o)
+            elif isinstance(o, tuple):
+                nxt.extend(o)
+            elif getattr(o, "base", None) is not None:
+                nxt.append(o.base)
+        todo = nxt
+    return found
+
+
+def test_numpy_return_of_an_adopted_export_leaves_no_live_capsule(m):
+    src = np.arange(3, dtype=np.float32) + 7
+    a = m.producers.as_numpy_f32(PlainExporter(src))
+    assert a.tolist() == [7.0, 8.0, 9.0]
+    for capsule in reachable_capsules(a):
+        with pytest.raises(Exception):  # consumed: no consumer may take (and later free) its tensor
+            torch.utils.dlpack.from_dlpack(capsule)
+    import gc
+    gc.collect()
+    junk = [np.full(3, -1.0, np.float32) for _ in range(100)]
+    assert a.tolist() == [7.0, 8.0, 9.0]
+    del junk
+
+
+# --- writable parameters follow PyTorch's in-place rules: no overlapping memory, no producer's copy ---------
+
+OVERLAPPING = {
+    "torch expand": lambda: torch.zeros(1).expand(4),
+    "torch as_strided": lambda: torch.zeros(8).as_strided((4, 2), (1, 1)),
+    "numpy zero stride": lambda: np.lib.stride_tricks.as_strided(np.zeros(4, np.float32), (4,), (0,)),
+    "numpy 2-D overlap": lambda: np.lib.stride_tricks.as_strided(np.zeros(8, np.float32), (3, 3), (8, 4)),
+}
+DISJOINT = {
+    "every other": lambda: np.zeros(8, np.float32)[::2],
+    "reversed": lambda: np.zeros(4, np.float32)[::-1],
+    "transposed": lambda: np.zeros((3, 2), np.float32).T,
+    "torch column": lambda: torch.zeros(3, 4)[:, 1],
+    "one element broadcast": lambda: torch.zeros(1).expand(1),
+}
+
+
+@pytest.mark.parametrize("make", OVERLAPPING.values(), ids=OVERLAPPING.keys())
+def test_overlapping_memory_is_refused_for_writable_parameters_only(m, make):
+    x = make()
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.producers.write_f32(x, 4.0)
+    assert all(v == 0.0 for v in m.producers.read_f32(x))  # read-only parameters take it as it is
+
+
+@pytest.mark.parametrize("make", DISJOINT.values(), ids=DISJOINT.keys())
+def test_strided_memory_without_overlap_binds_to_writable_parameters(m, make):
+    x = make()
+    m.producers.write_f32(x, 4.0)
+    assert all(v == 4.0 for v in m.producers.read_f32(x))
+
+
+def test_a_producers_copy_is_refused_for_a_writable_parameter(m):
+    from producer import Exporter, capsule
+    storage = np.zeros(3, np.float32)
+    copied = 2  # DLPack 1.1's DLPACK_FLAG_BITMASK_IS_COPIED
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.producers.write_f32(capsule(m, storage, shape=(3,), versioned=True, flags=copied), 1.0)
+    with pytest.raises(TypeError, match=INCOMPATIBLE):
+        m.producers.write_f32(Exporter(m, storage, shape=(3,), flags=copied), 1.0)
+    assert m.producers.read_f32_noconvert(capsule(m, storage, shape=(3,), versioned=True, flags=copied)) == [0.0] * 3
+    m.producers.write_f32(capsule(m, storage, shape=(3,), versioned=True), 1.0)  # not a copy: written
+    assert storage.tolist() == [1.0] * 3

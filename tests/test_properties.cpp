@@ -55,7 +55,7 @@ void init_properties(py::module_ &parent) {
         auto dt = x.dtype();
         size_t k = 0;
         tb::for_each_element(x, [&](const char *p) {
-            tb::element_from_double((void *) p, dt.code, dt.bits, (double) (k++ % 100));
+            tb::element_from_double(const_cast<char *>(p), dt.code, dt.bits, (double) (k++ % 100));
         });
     }, py::arg("x"), "Writes (C-order index mod 100) into every element of a writable tensor.");
     m.def("pattern_numpy", &pattern<py::numpy>);

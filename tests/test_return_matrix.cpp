@@ -37,7 +37,7 @@ template <typename T, typename... Tags> py::dltensor<Tags..., T, py::ndim<2>> ma
     char *data = (char *) base + (64 - (uintptr_t) base % 64) % 64;  // 64-byte aligned
     T *first = (T *) (data + offset_bytes);
     for (size_t i = 0; i < 2; ++i)
-        for (size_t j = 0; j < 3; ++j) first[i * strides[0] + j * strides[1]] = element<T>(3 * i + j);
+        for (size_t j = 0; j < 3; ++j) first[(int64_t) i * strides[0] + (int64_t) j * strides[1]] = element<T>(3 * i + j);
     const size_t shape[2] = {2, 3};
     return py::dltensor<Tags..., T, py::ndim<2>>(data, 2, shape, tb::counting_owner(base), strides,
                                                  tb::dtype_of<T>(), py::device::cpu::value, 0, 'A',
@@ -54,8 +54,25 @@ template <typename T, typename... Tags> void def_dtype(py::module_ &m, const std
     m.def(("twice_" + name).c_str(), &matrix_twice<T, Tags...>, py::arg("layout"), py::arg("offset_bytes"));
 }
 
-/// `once_<framework>_<dtype>(layout, offset_bytes)` and `twice_...` for one framework (none: no tag).
+/// The dtype axis: a 1-D tensor of `n` elements of any DLPack dtype (code, bits, lanes) over a heap buffer
+/// of exactly the bytes DLPack says it holds (ceil(n * bits * lanes / 8): the sanitized run catches any
+/// read past it), bytes 1, 2, 3, ..., owned by a counting owner; annotated `Tags...` (no dtype).
+template <typename... Tags> py::dltensor<Tags..., py::ndim<1>> any_dtype(int code, int bits, int lanes, size_t n) {
+    const size_t bytes = (n * (size_t) bits * (size_t) lanes + 7) / 8;
+    auto *owned = new float[bytes / sizeof(float) + 1];  // counting_owner frees a float array
+    char *data = reinterpret_cast<char *>(owned) + (sizeof(float) - bytes % sizeof(float)) % sizeof(float);
+    for (size_t i = 0; i < bytes; ++i) data[i] = (char) (i + 1);  // the last byte ends the allocation
+    const size_t shape[1] = {n};
+    auto dtype = tb::dtype_of<float>();
+    dtype.code = (uint8_t) code, dtype.bits = (uint8_t) bits, dtype.lanes = (uint16_t) lanes;
+    return py::dltensor<Tags..., py::ndim<1>>(data, 1, shape, tb::counting_owner(owned), nullptr, dtype);
+}
+
+/// `once_<framework>_<dtype>(layout, offset_bytes)` and `twice_...` for one framework (none: no tag), and
+/// `any_dtype_<framework>(code, bits, lanes, n)`.
 template <typename... Tags> void def_matrix_framework(py::module_ &m, const std::string &fw) {
+    m.def(("any_dtype_" + fw).c_str(), &any_dtype<Tags...>, py::arg("code"), py::arg("bits"), py::arg("lanes"),
+          py::arg("n"));
     def_dtype<dlt::float8_e4m3fn, Tags...>(m, fw + "_float8_e4m3fn");
     def_dtype<dlt::bfloat16, Tags...>(m, fw + "_bfloat16");
     def_dtype<dlt::float16, Tags...>(m, fw + "_float16");

@@ -98,3 +98,91 @@ def test_constructed_return_holds_its_values_owner_and_flags(backend_module, no_
         results.clear()
         assert frees(m, before + 1) == before + 1, case
     assert m.common.owner_frees_without_gil() == 0
+
+
+# --- the dtype axis: every DLPack dtype code x bits x lanes C++ can construct, to every return route -------
+
+# Type codes 0..17 (DLPack 1.1) and one no version defines; widths from none to 128 bits; lanes 0, 1, 2, 4.
+DTYPE_CODES = [*range(18), 99]
+DTYPE_BITS = [0, 1, 4, 6, 8, 16, 32, 64, 128]
+DTYPE_LANES = [0, 1, 2, 4]
+BASE_NAMES = ["int", "uint", "float", "opaque", "bfloat", "complex", "bool"]
+SMALL_FLOATS = ["float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+                "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"]
+BUFFER_FORMATS = {(0, 8): "b", (0, 16): "h", (0, 32): "i", (0, 64): "l", (1, 8): "B", (1, 16): "H", (1, 32): "I",
+                  (1, 64): "L", (2, 16): "e", (2, 32): "f", (2, 64): "d", (5, 64): "Zf", (5, 128): "Zd", (6, 8): "?"}
+
+
+def carried(code, bits, lanes):
+    """The dtypes dltensor carries to a framework (dtypes.h, is_supported_dtype)."""
+    if lanes != 1:
+        return False
+    if 7 <= code <= 14:
+        return bits == 8
+    return bits in {0: (8, 16, 32, 64), 1: (8, 16, 32, 64), 2: (16, 32, 64), 4: (16,), 5: (64, 128),
+                    6: (8,)}.get(code, ())
+
+
+def description(code, bits, lanes):
+    """dtypes.h's dtype_description(), for the messages."""
+    if carried(code, bits, lanes):
+        if 7 <= code <= 14:
+            return SMALL_FLOATS[code - 7]
+        return "bool" if code == 6 else f"{BASE_NAMES[code]}{bits}"
+    name = (f"{BASE_NAMES[code]}{bits}" if code <= 6 else f"{SMALL_FLOATS[code - 7]} ({bits} bits)" if code <= 17
+            else f"type code {code} ({bits} bits)")
+    return name + (f" x {lanes} lanes" if lanes != 1 else "")
+
+
+def returned_bytes(fw, r):
+    """The bytes of a returned 1-D tensor, read through the framework's own API."""
+    if fw == "numpy":
+        assert type(r) is np.ndarray
+        return r.tobytes()
+    if fw == "pytorch":
+        assert isinstance(r, torch.Tensor)
+        return r.contiguous().view(torch.uint8).numpy().tobytes() if r.numel() else b""
+    if fw == "jax":
+        return np.asarray(r).tobytes()
+    if fw == "tensorflow":
+        return r.numpy().tobytes()
+    if fw == "memview":
+        return bytes(r)
+    return bytes(memoryview(r))
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_every_dtype_returns_by_value_or_raises_a_type_error_naming_it(m, fw):
+    make = getattr(m.return_matrix, f"any_dtype_{fw}")
+    n = 3
+    for code in DTYPE_CODES:
+        for bits in DTYPE_BITS:
+            for lanes in DTYPE_LANES:
+                case = f"{fw}: code {code}, {bits} bits, {lanes} lanes"
+                expected = bytes(range(1, (n * bits * lanes + 7) // 8 + 1))
+                ok = carried(code, bits, lanes)
+                if fw == "none":  # a dltensor.Tensor: its buffer only where a format names the dtype exactly
+                    t = make(code, bits, lanes, n)
+                    if lanes == 1 and (code, bits) in BUFFER_FORMATS:
+                        assert memoryview(t).format == BUFFER_FORMATS[code, bits], case
+                        assert returned_bytes(fw, t) == expected, case
+                    else:
+                        with pytest.raises(BufferError, match="no buffer for this dtype"):
+                            memoryview(t)
+                    continue
+                if fw == "memview":
+                    ok = ok and lanes == 1 and (code, bits) in BUFFER_FORMATS
+                if not ok:
+                    with pytest.raises(TypeError) as e:
+                        make(code, bits, lanes, n)
+                    assert description(code, bits, lanes) in str(e.value), (case, str(e.value))
+                    continue
+                try:
+                    r = make(code, bits, lanes, n)
+                except Exception as e:  # a framework without this dtype: JAX's or TensorFlow's own error,
+                    # PyTorch's float8 formats it lacks (reference §13): a TypeError naming it
+                    assert fw in ("jax", "tensorflow") or (fw == "pytorch" and isinstance(e, TypeError) and
+                                                           7 <= code <= 14 and SMALL_FLOATS[code - 7] in str(e)), \
+                        (case, repr(e))
+                    continue
+                assert returned_bytes(fw, r) == expected, case

@@ -141,13 +141,13 @@ void init_seams(py::module_ &parent) {
 
     // A catch-all overload after a tensor one: an exception raised in the producer's code must not let
     // it run.
-    m.def("tensor_or_object", [](py::dltensor<const float> x) { return std::string("tensor"); }, py::arg("x"));
+    m.def("tensor_or_object", [](py::dltensor<const float>) { return std::string("tensor"); }, py::arg("x"));
     m.def("tensor_or_object", [](py::object) { return std::string("object"); }, py::arg("x"));
     m.def("tensor_only", [](py::dltensor<const float> x) { return x.ndim(); }, py::arg("x"));
 
     // A function body that raises TypeError after an earlier overload refused its argument.
     m.def("refuse_then_raise", [](py::dltensor<float> x) { return x.ndim(); }, py::arg("x"));
-    m.def("refuse_then_raise", [](py::dltensor<const double> x) -> size_t {
+    m.def("refuse_then_raise", [](py::dltensor<const double>) -> size_t {
         throw py::type_error("raised by the function body");
     }, py::arg("x"));
 #if !defined(DLTENSOR_TEST_PYBIND11)

@@ -59,11 +59,11 @@ def test_dlpack_refuses_positional_arguments(m):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"max_version": [1, 3]}, "max_version must be None or tuple\\[int, int\\]"),
-    ({"max_version": (1,)}, "max_version must be None or tuple\\[int, int\\]"),
-    ({"max_version": ("1", "0")}, "max_version must be None or tuple\\[int, int\\]"),
-    ({"dl_device": "cpu"}, "dl_device must be None or tuple\\[int, int\\]"),
-    ({"dl_device": (1,)}, "dl_device must be None or tuple\\[int, int\\]"),
+    ({"max_version": [1, 3]}, "max_version must be None or a tuple of two integers, not \\[1, 3\\]"),
+    ({"max_version": (1,)}, "max_version must be None or a tuple of two integers"),
+    ({"max_version": ("1", "0")}, "max_version must be None or a tuple of two integers"),
+    ({"dl_device": "cpu"}, "dl_device must be None or a tuple of two integers, not 'cpu'"),
+    ({"dl_device": (1,)}, "dl_device must be None or a tuple of two integers"),
     ({"copy": 1}, "copy must be None or a bool"),
     ({"unknown": 1}, "unknown"),
 ], ids=["max_version list", "max_version short", "max_version str", "dl_device str", "dl_device short",
@@ -80,8 +80,35 @@ def test_dlpack_valid_arguments_export(m):
     assert "dltensor_versioned" in repr(cap)
     with pytest.raises(BufferError, match="another device"):
         t.__dlpack__(dl_device=(2, 0))
-    with pytest.raises(BufferError, match="copy=True"):
-        t.__dlpack__(copy=True)
+    assert "dltensor_versioned" in repr(t.__dlpack__(max_version=(np.int64(1), np.int32(0)),
+                                                     dl_device=(np.int32(1), np.uint8(0))))  # any __index__
+    with pytest.raises(ValueError, match="dl_device \\(1, 1267650600228229401496703205376\\) is out of range"):
+        t.__dlpack__(dl_device=(1, 2**100))
+
+
+@pytest.mark.parametrize("consumer", ["numpy", "torch"])
+def test_dlpack_copy_true_exports_an_independent_copy_flagged_as_one(m, consumer):
+    import torch
+    t = m.seams.ret_none(3)
+    from_dlpack = np.from_dlpack if consumer == "numpy" else torch.from_dlpack
+    a = from_dlpack(t, copy=True)
+    a[0] = 100
+    assert np.from_dlpack(t).tolist() == [0.0, 1.0, 2.0]  # the tensor's memory is untouched
+    b = from_dlpack(t, copy=True, device="cpu")  # dl_device=(1, 0): the copy stays on the CPU
+    assert b.tolist() == [0.0, 1.0, 2.0]
+    # the export says it is a copy (DLPack 1.1's IS_COPIED): a writable parameter refuses it
+    t = m.return_matrix.once_none_float32("C", 0)  # float32
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        m.producers.write_f32(t.__dlpack__(max_version=(1, 3), copy=True), 1.0)
+    assert m.producers.read_f32_noconvert(t.__dlpack__(max_version=(1, 3), copy=True)) == [0, 1, 2, 3, 4, 5]
+    m.producers.write_f32(t.__dlpack__(max_version=(1, 3)), 1.0)  # not a copy: bound and written
+    assert np.from_dlpack(t).tolist() == [[1.0] * 3] * 2
+
+
+def test_dlpack_copy_true_of_a_strided_tensor_is_c_ordered_and_writable(m):
+    t = m.return_matrix.once_none_float32("s", 0)  # strides (6, 2) elements
+    a = np.from_dlpack(t, copy=True)
+    assert a.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and a.flags.c_contiguous and a.flags.writeable
 
 
 # --- the buffer protocol of dltensor.Tensor ---------------------------------------------------------------

@@ -3,6 +3,7 @@ two modules per backend (tests/shared_core) loaded into one process share one li
 process-wide state; the same modules with the core static in each (the control) keep one copy each.
 Every check runs in a subprocess (a wrong shared library is a crash)."""
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,11 @@ def run(shared: bool, code: str, where=None, before=""):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def core_name(path) -> str:
+    """A core library's name without its build tree's tag: lib<project>_dltensor_core."""
+    return re.sub(r"_[0-9a-f]{12}$", "", Path(path).name.split(".")[0])
+
+
 def loaded_core_libraries():
     return ("maps = open('/proc/self/maps').read().splitlines()\n"
             "libs = sorted({l.split()[-1] for l in maps if '_dltensor_core' in l})\n")
@@ -45,7 +51,7 @@ def loaded_core_libraries():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
 def test_every_module_of_a_shared_core_loads_the_one_library():
     out = run(True, loaded_core_libraries() + "print(json.dumps(libs))")
-    assert len(out) == 1 and Path(out[0]).name.startswith("libdltensor_shared_core_dltensor_core")
+    assert len(out) == 1 and core_name(out[0]) == "libdltensor_shared_core_dltensor_core"
     out = run(False, loaded_core_libraries() + "print(json.dumps(libs))")
     assert out == []  # the control: the core is inside each module
 
@@ -118,7 +124,7 @@ def test_installed_modules_find_the_shared_core_installed_beside_them(tmp_path):
     prefix = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "cmake", "--install", str(build(True)), "--prefix", str(prefix)],
                    check=True, capture_output=True)
-    assert sorted(p.name.split(".")[0] for p in prefix.iterdir()) == sorted(
+    assert sorted(core_name(p) for p in prefix.iterdir()) == sorted(
         ["libdltensor_shared_core_dltensor_core", *MODULES["nanobind"], *MODULES["pybind11"]])
     out = run(True, loaded_core_libraries() + "x = np.arange(3, dtype=np.float32)\n"
               "print(json.dumps([libs, [m.total(x) for m in mods]]))", where=prefix)
@@ -129,12 +135,15 @@ def test_installed_modules_find_the_shared_core_installed_beside_them(tmp_path):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
 @pytest.mark.parametrize("flags", ["local", "global"])
-def test_two_packages_with_shared_cores_each_bind_their_own(flags):
-    # A second package (tests/shared_core/other) built the same way: its core is named after its project,
-    # so the dynamic loader does not hand its modules the first package's core (one SONAME for both would);
-    # its exports are versioned by project, so neither does a library loaded RTLD_GLOBAL; and no state is
-    # merged across the two (GCC's STB_GNU_UNIQUE statics would be).
-    other = cmake_build(SOURCE / "other", BUILD_ROOT / "shared-core" / "other", [])
+@pytest.mark.parametrize("name", ["other_package", "dltensor_shared_core"], ids=["other-name", "same-name"])
+def test_two_packages_with_shared_cores_each_bind_their_own(flags, name):
+    # A second package (tests/shared_core/other) built the same way, under another project name and under
+    # the first package's own: its core is named after its project and a tag drawn per build tree, so the
+    # dynamic loader never hands its modules the first package's core (one SONAME for both would, whatever
+    # dltensor release or layout each was built with); its exports are versioned by the same name, so
+    # neither does a library loaded RTLD_GLOBAL; and no state is merged across the two (GCC's
+    # STB_GNU_UNIQUE statics would be).
+    other = cmake_build(SOURCE / "other", BUILD_ROOT / "shared-core" / f"other-{name}", [f"-DSC_OTHER_PROJECT={name}"])
     dlopen = "import os\nsys.setdlopenflags(os.RTLD_GLOBAL | os.RTLD_NOW)\n" if flags == "global" else ""
     out = run(True, f"sys.path.insert(0, {str(other)!r})\n"
               "import sc_other_nanobind as e, sc_other_pybind11 as f\n" + loaded_core_libraries() +
@@ -145,8 +154,9 @@ def test_two_packages_with_shared_cores_each_bind_their_own(flags):
               "                  [m.state_addresses()[3] for m in (a, c, e, f)]]))\n"
               "a.fast_paths(1)\n", before=dlopen)
     libs, totals, fast, switch = out
-    names = sorted(Path(p).name.split(".")[0] for p in libs)
-    assert names == ["libdltensor_shared_core_dltensor_core", "libother_package_dltensor_core"], libs
+    assert len(libs) == 2, libs
+    assert sorted(core_name(p) for p in libs) == sorted(["libdltensor_shared_core_dltensor_core",
+                                                         f"lib{name}_dltensor_core"]), libs
     assert totals == [3.0] * 4
     assert fast == [False, False, True, True]  # one switch per core, not per process
     assert switch[0] == switch[1] and switch[2] == switch[3] and switch[0] != switch[2]

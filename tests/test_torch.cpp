@@ -70,7 +70,7 @@ void init_torch(py::module_ &parent) {
         for (size_t i = 0; i < a.shape(0) && i < b.shape(0); ++i) a(i) += b(i);
     });
     m.def("add_one_f32", [](py::dltensor<float> x) {
-        tb::for_each_element(x, [](const char *p) { *(float *) p += 1.0f; });
+        tb::for_each_element(x, [](const char *p) { *const_cast<float *>(reinterpret_cast<const float *>(p)) += 1.0f; });
     });
 
     // Typed parameters and a returned tensor, for PyTorch's special tensors (negative and conjugate views,

@@ -11,7 +11,7 @@ namespace {
 
 /// `out[i] = 2 * x[i]` for a 1-D tensor of any strides.
 template <typename Out, typename In> void double_into(Out &out, const In &x) {
-    for (size_t i = 0; i < x.shape(0); ++i) out.data()[i * out.stride(0)] = 2 * x.data()[i * x.stride(0)];
+    for (size_t i = 0; i < x.shape(0); ++i) out.data()[(int64_t) i * out.stride(0)] = 2 * x.data()[(int64_t) i * x.stride(0)];
 }
 
 } // namespace
@@ -58,7 +58,8 @@ void init_types(py::module_ &root) {
         auto out = py::dltensor<float, py::ndim<2>, py::f_contig>::empty_like(x, shape);
         for (size_t i = 0; i < x.shape(0); ++i)
             for (size_t j = 0; j < x.shape(1); ++j)
-                out.data()[j * out.stride(0) + i * out.stride(1)] = x.data()[i * x.stride(0) + j * x.stride(1)];
+                out.data()[(int64_t) j * out.stride(0) + (int64_t) i * out.stride(1)] =
+                    x.data()[(int64_t) i * x.stride(0) + (int64_t) j * x.stride(1)];
         return out;
     });
     // Memory C++ made, returned in the argument's framework (a copy: no owner).

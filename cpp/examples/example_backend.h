@@ -7,14 +7,22 @@
 // and the module macro of that library (NB_MODULE / PYBIND11_MODULE).
 #pragma once
 
+// The tests build the dltensor modules again with Clang and as CUDA (nvcc), each with a suffix of its
+// own (`_clang`, `_nvcc`), so that one process loads every build.
+#ifndef DLTENSOR_EXAMPLE_SUFFIX
+#  define DLTENSOR_EXAMPLE_SUFFIX
+#endif
+#define DLTENSOR_EXAMPLE_JOIN(a, b) DLTENSOR_EXAMPLE_JOIN_(a, b)
+#define DLTENSOR_EXAMPLE_JOIN_(a, b) a##b
+
 #if defined(DLTENSOR_EXAMPLE_PYBIND11)
 #  include <dltensor/pybind11.h>
 namespace py = pybind11;
-/// The module `<task>_dltensor_pybind11`.
-#  define DLTENSOR_EXAMPLE_MODULE(task, m) PYBIND11_MODULE(task##_dltensor_pybind11, m)
+/// The module `<task>_dltensor_pybind11` (plus the suffix).
+#  define DLTENSOR_EXAMPLE_MODULE(task, m) PYBIND11_MODULE(DLTENSOR_EXAMPLE_JOIN(task##_dltensor_pybind11, DLTENSOR_EXAMPLE_SUFFIX), m)
 #else
 #  include <dltensor/nanobind.h>
 namespace py = nanobind;
-/// The module `<task>_dltensor_nanobind`.
-#  define DLTENSOR_EXAMPLE_MODULE(task, m) NB_MODULE(task##_dltensor_nanobind, m)
+/// The module `<task>_dltensor_nanobind` (plus the suffix).
+#  define DLTENSOR_EXAMPLE_MODULE(task, m) NB_MODULE(DLTENSOR_EXAMPLE_JOIN(task##_dltensor_nanobind, DLTENSOR_EXAMPLE_SUFFIX), m)
 #endif

@@ -58,22 +58,26 @@ DLTENSOR_FRAMEWORK(array_api, 7, "typing.Any");  // a dltensor.Tensor (`__dlpack
 
 } // namespace tags
 
-/// Which kind of annotation a type is.
-template <typename T, typename = void> struct annotation_kind {
-    static constexpr bool scalar = dtype_of<T>().bits != 0, ro = std::is_same_v<T, tags::ro>;
-    static constexpr bool shape = false, order = false, device = false, framework = false;
-};
-template <int64_t... Is> struct annotation_kind<tags::shape<Is...>> {
-    static constexpr bool scalar = false, ro = false, shape = true, order = false, device = false, framework = false;
-};
-template <typename T> struct annotation_kind<T, std::enable_if_t<std::is_same_v<decltype(T::value), const char>>> {
-    static constexpr bool scalar = false, ro = false, shape = false, order = true, device = false, framework = false;
-};
-template <typename T> struct annotation_kind<T, std::void_t<decltype(T::name), std::enable_if_t<std::is_same_v<decltype(T::value), const int>>>> {
-    static constexpr bool scalar = false, ro = false, shape = false, order = false, device = true, framework = false;
-};
-template <typename T> struct annotation_kind<T, std::void_t<decltype(T::type_name)>> {
-    static constexpr bool scalar = false, ro = false, shape = false, order = false, device = false, framework = true;
+/// Which kind of annotation a type is: one detector per kind, each its own template (Clang and nvcc treat
+/// several `void_t` partial specializations of one template as the same one).
+template <typename T> struct is_shape_tag : std::false_type { };
+template <int64_t... Is> struct is_shape_tag<tags::shape<Is...>> : std::true_type { };
+template <typename T, typename = void> struct is_order_tag : std::false_type { };
+template <typename T> struct is_order_tag<T, std::enable_if_t<std::is_same_v<decltype(T::value), const char>>>
+    : std::true_type { };
+template <typename T, typename = void> struct is_device_tag : std::false_type { };
+template <typename T>
+struct is_device_tag<T, std::void_t<decltype(T::name), std::enable_if_t<std::is_same_v<decltype(T::value), const int>>>>
+    : std::true_type { };
+template <typename T, typename = void> struct is_framework_tag : std::false_type { };
+template <typename T>
+struct is_framework_tag<T, std::void_t<decltype(T::type_name)>> : std::true_type { };
+
+template <typename T> struct annotation_kind {
+    static constexpr bool shape = is_shape_tag<T>::value, order = is_order_tag<T>::value,
+                          device = is_device_tag<T>::value, framework = is_framework_tag<T>::value,
+                          ro = std::is_same_v<T, tags::ro>;
+    static constexpr bool scalar = !(shape || order || device || framework || ro) && dtype_of<T>().bits != 0;
 };
 
 struct no_framework { static constexpr int value = 0; static constexpr const char *type_name = "ArrayLike"; };
@@ -89,10 +93,10 @@ template <typename... Args> struct config {
                       count<annotation_kind<Args>::device...>() <= 1 &&
                       count<annotation_kind<Args>::framework...>() <= 1,
                   DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE);
-    static_assert(((annotation_kind<Args>::scalar || annotation_kind<Args>::shape || annotation_kind<Args>::ro ||
-                    annotation_kind<Args>::order || annotation_kind<Args>::device ||
-                    annotation_kind<Args>::framework) && ...),
-                  "py::dltensor<...>: unknown annotation");
+    static_assert((annotation_known<Args, annotation_kind<Args>::scalar || annotation_kind<Args>::shape ||
+                                              annotation_kind<Args>::ro || annotation_kind<Args>::order ||
+                                              annotation_kind<Args>::device || annotation_kind<Args>::framework>() &&
+                   ...));
 
     template <template <typename> class Pred, typename Default, typename... Ts> struct pick { using type = Default; };
     template <template <typename> class Pred, typename Default, typename T, typename... Ts>

@@ -121,7 +121,12 @@ inline mismatch import_buffer(PyObject *src, const requirements &r, imported &ou
 
     bool native;
     dlpack::DataType dt = dtype_from_format(v.format, v.itemsize, native);
-    if (dt.bits == 0 || v.ndim < 0 || v.ndim > dlpack::max_ndim) return mismatch::invalid;
+    if (dt.bits == 0) {
+        malformed_reason_seen() = "its buffer format has no DLPack dtype (a struct of fields, a character "
+                                  "type, a pointer)";
+        return mismatch::invalid;
+    }
+    if (v.ndim < 0 || v.ndim > dlpack::max_ndim) return mismatch::invalid;
     if (!native) {  // readable only through a byte-swapping conversion
         refusal &rec = note_copy_only_buffer(out, dt);
         std::snprintf(rec.detail, sizeof rec.detail, "its byte order is not the machine's (buffer format '%s')",

@@ -87,6 +87,10 @@ inline mismatch import_capsule_unlocked(PyObject *capsule, const requirements &r
         if (mt->version.major != dlpack::major_version) return mismatch::invalid;
         read_only |= (mt->flags & dlpack::flag_read_only) != 0;
         t = &mt->dl_tensor;
+        if ((mt->flags & dlpack::flag_is_copied) && !r.read_only && !validate(*t)) {
+            out.seen = t->dtype;
+            return mismatch::copied;  // C++ writes would reach only the copy
+        }
     } else {
         t = &static_cast<dlpack::ManagedTensor *>(ptr)->dl_tensor;
     }
@@ -96,8 +100,15 @@ inline mismatch import_capsule_unlocked(PyObject *capsule, const requirements &r
     if (m != mismatch::none) return m;
 
     if (adopt && Py_REFCNT(capsule) == 1 && PyCapsule_GetDestructor(capsule)) {
-        // A fresh capsule from __dlpack__ that nobody else can reach: it is its own owner. Its producer's
-        // destructor calls the deleter exactly once when the last tensor using it lets go.
+        // A fresh capsule from __dlpack__ that nobody else can reach becomes the owner: consumed as DLPack
+        // asks (renamed, so that no consumer that reaches it later, as a NumPy array's base, takes the
+        // tensor again), its deleter called by the owner's destructor exactly once.
+        using versioned_owner = dlpack::ManagedTensorVersioned;
+        int renamed = PyCapsule_SetDestructor(
+            capsule, versioned ? detail::owner_capsule_destructor<versioned_owner, call_deleter, owner_name_versioned>
+                               : detail::owner_capsule_destructor<dlpack::ManagedTensor, call_deleter, owner_name>);
+        renamed |= PyCapsule_SetName(capsule, versioned ? owner_name_versioned : owner_name);
+        if (renamed != 0) { PyErr_Clear(); return mismatch::invalid; }  // cannot happen for a valid capsule
         dlpack::copy_view(out.tensor, *t);
         out.owner = py_ref::borrow(capsule);
         return mismatch::none;

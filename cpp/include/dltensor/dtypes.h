@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -324,6 +325,24 @@ inline bool dtype_name(dlpack::DataType t, char *out) noexcept {
     for (; div; div /= 10) out[n++] = (char) ('0' + (bits / div) % 10);
     out[n] = '\0';
     return true;
+}
+
+/// The size of a buffer that every dtype description fits in.
+inline constexpr std::size_t dtype_description_capacity = 64;
+
+/// Writes a name for any DLPack data type into `out` (`dtype_description_capacity` bytes): the array-API
+/// name of a supported one, else the code's name with its bits and lanes ("int4", "bfloat32",
+/// "float32 x 4 lanes", "float8_e4m3fn (16 bits)", "type code 99 (8 bits)").
+inline void dtype_description(dlpack::DataType t, char *out) noexcept {
+    if (dtype_name(t, out)) return;
+    static const char *const base[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
+    int n;
+    if (t.code <= dlpack::bool_) n = std::snprintf(out, dtype_description_capacity, "%s%u", base[t.code], (unsigned) t.bits);
+    else if (const char *name = small_float_name(t.code))
+        n = std::snprintf(out, dtype_description_capacity, "%s (%u bits)", name, (unsigned) t.bits);
+    else n = std::snprintf(out, dtype_description_capacity, "type code %u (%u bits)", (unsigned) t.code, (unsigned) t.bits);
+    if (t.lanes != 1 && n > 0 && (std::size_t) n < dtype_description_capacity)
+        std::snprintf(out + n, dtype_description_capacity - (std::size_t) n, " x %u lanes", (unsigned) t.lanes);
 }
 
 /// The storage types a backend brings into its namespace (`py::float16`, `py::float8_e4m3fn`, ...), listed once.

@@ -124,20 +124,70 @@ inline tensor_handle *exported_handle(PyObject *self) noexcept {
     return h;
 }
 
-/// Reads `value` as a pair of ints (`max_version`, `dl_device`): None gives false with no error; anything
-/// but a tuple of two ints raises TypeError naming `what`.
+/// Reads `value` as a pair of integers (`max_version`, `dl_device`; any `__index__` type, such as NumPy's):
+/// None gives 0 with no error; anything but a tuple of two integers raises TypeError naming `what`, an
+/// integer past a C long ValueError. -1 then.
 inline int exported_int_pair(PyObject *value, const char *what, long &a, long &b) noexcept {
     if (value == Py_None) return 0;
-    if (PyTuple_Check(value) && PyTuple_GET_SIZE(value) == 2 && PyLong_Check(PyTuple_GET_ITEM(value, 0)) &&
-        PyLong_Check(PyTuple_GET_ITEM(value, 1))) {
-        a = PyLong_AsLong(PyTuple_GET_ITEM(value, 0));
-        b = PyLong_AsLong(PyTuple_GET_ITEM(value, 1));
-        if (!PyErr_Occurred()) return 1;
-        PyErr_Clear();
+    if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != 2 || !PyIndex_Check(PyTuple_GET_ITEM(value, 0)) ||
+        !PyIndex_Check(PyTuple_GET_ITEM(value, 1))) {
+        PyErr_Format(PyExc_TypeError, "__dlpack__(): %s must be None or a tuple of two integers, not %R", what,
+                     value);
+        return -1;
     }
-    PyErr_Format(PyExc_TypeError, "__dlpack__(): %s must be None or tuple[int, int], not %.100s", what,
-                 Py_TYPE(value)->tp_name);
-    return -1;
+    long out[2];
+    for (Py_ssize_t i = 0; i < 2; ++i) {
+        const py_ref index(PyNumber_Index(PyTuple_GET_ITEM(value, i)));
+        out[i] = index ? PyLong_AsLong(index.get()) : -1;
+        if (out[i] == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "__dlpack__(): %s %R is out of range", what, value);
+            return -1;
+        }
+    }
+    a = out[0], b = out[1];
+    return 1;
+}
+
+/// `__dlpack__(copy=True)`: a C-ordered copy of a CPU tensor in memory of its own, exported with DLPack's
+/// IS_COPIED flag (versioned) and writable. NULL with BufferError where none can be made here (another
+/// device, elements of less than a byte).
+inline PyObject *exported_copy(tensor_handle *h, bool versioned) noexcept {
+    const dlpack::Tensor &t = h->tensor();
+    const size_t bits = (size_t) t.dtype.bits * t.dtype.lanes;
+    if (t.device.device_type != dlpack::cpu || bits == 0 || bits % 8 != 0) {
+        PyErr_SetString(PyExc_BufferError, "__dlpack__(copy=True): only CPU tensors of whole-byte elements are "
+                                           "copied here");
+        return nullptr;
+    }
+    const size_t item = bits / 8, count = (size_t) element_count(t);
+    void *memory = PyMem_RawMalloc(count > 0 ? count * item : 1);
+    if (!memory) return PyErr_NoMemory();
+    const py_ref owner(PyCapsule_New(memory, "dltensor.copy", [](PyObject *c) noexcept {
+        PyMem_RawFree(PyCapsule_GetPointer(c, "dltensor.copy"));
+    }));
+    if (!owner) { PyMem_RawFree(memory); return nullptr; }
+    int64_t index[dlpack::max_ndim] = {};
+    const char *from = static_cast<const char *>(t.data) + t.byte_offset;
+    char *to = static_cast<char *>(memory);
+    for (size_t k = 0; k < count; ++k, to += item) {  // C order: the last index moves fastest
+        int64_t offset = 0;
+        for (int32_t d = 0; d < t.ndim; ++d) offset += index[d] * (t.strides ? t.strides[d] : 0);
+        std::memcpy(to, from + offset * (int64_t) item, item);
+        for (int32_t d = t.ndim - 1; d >= 0 && ++index[d] == t.shape[d]; --d) index[d] = 0;
+    }
+    dlpack::Tensor copy = t;
+    copy.data = memory;
+    copy.byte_offset = 0;
+    copy.strides = nullptr;  // C order
+    tensor_handle *c = tensor_handle::create(copy, owner.get(), false, nullptr);
+    if (!c) return nullptr;
+    PyObject *capsule = make_capsule(c, versioned);
+    c->dec_ref();
+    if (capsule && versioned)
+        static_cast<dlpack::ManagedTensorVersioned *>(PyCapsule_GetPointer(capsule, dlpack::capsule_name_versioned))
+            ->flags |= dlpack::flag_is_copied;
+    return capsule;
 }
 
 /// `__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)` (array API): keyword-only
@@ -165,15 +215,13 @@ inline PyObject *exported_dlpack(PyObject *self, PyObject *args, PyObject *kwarg
     if (has_version < 0) return nullptr;
     const int has_device = exported_int_pair(dl_device, "dl_device", type, id);
     if (has_device < 0) return nullptr;
-    if (copy == Py_True) {
-        PyErr_SetString(PyExc_BufferError, "__dlpack__(copy=True) is not supported: export a copy instead");
-        return nullptr;
-    }
     if (has_device && (type != h->tensor().device.device_type || id != h->tensor().device.device_id)) {
-        PyErr_SetString(PyExc_BufferError, "__dlpack__: the tensor lives on another device");
+        PyErr_SetString(PyExc_BufferError, "__dlpack__: the tensor lives on another device (a copy to another "
+                                           "device is not made here)");
         return nullptr;
     }
     const bool versioned = major >= 1;
+    if (copy == Py_True) return exported_copy(h, versioned);
     if (!versioned && h->read_only() && !reinterpret_cast<exported_object *>(self)->immutable_consumer) {
         PyErr_SetString(PyExc_BufferError, "cannot export a read-only tensor as unversioned DLPack (no flag)");
         return nullptr;
@@ -188,19 +236,22 @@ inline PyObject *exported_dlpack_device(PyObject *self, PyObject *) noexcept {
     return Py_BuildValue("(ii)", d.device_type, d.device_id);
 }
 
-/// The struct-module format of `t`'s elements for the buffer protocol, or NULL where it has none (bfloat16,
-/// float8 and other dtypes that format strings cannot name, and tensors that are not on the CPU).
+/// The struct-module format of `t`'s elements for the buffer protocol, or NULL where it has none: only one
+/// lane of exactly the width a format names (no bfloat16, float8, sub-byte or 128-bit types) on the CPU.
 inline const char *buffer_format(const dlpack::Tensor &t) noexcept {
-    if (t.device.device_type != dlpack::cpu) return nullptr;
+    if (t.device.device_type != dlpack::cpu || t.dtype.lanes != 1) return nullptr;
     const uint8_t b = t.dtype.bits;
+    // 64-bit: "l" where long has 64 bits, so that NumPy reads numpy.int64 (its default integer), not
+    // numpy.longlong (an equal dtype with another scalar type).
+    const char *const ints[4] = {"b", "h", "i", sizeof(long) == 8 ? "l" : "q"};
+    const char *const uints[4] = {"B", "H", "I", sizeof(long) == 8 ? "L" : "Q"};
+    const int width = b == 8 ? 0 : b == 16 ? 1 : b == 32 ? 2 : b == 64 ? 3 : -1;
     switch (t.dtype.code) {
-        case dlpack::bool_: return "?";
-        // 64-bit: "l" where long has 64 bits, so that NumPy reads numpy.int64 (its default integer), not
-        // numpy.longlong (an equal dtype with another scalar type).
-        case dlpack::int_: return b == 8 ? "b" : b == 16 ? "h" : b == 32 ? "i" : sizeof(long) == 8 ? "l" : "q";
-        case dlpack::uint_: return b == 8 ? "B" : b == 16 ? "H" : b == 32 ? "I" : sizeof(long) == 8 ? "L" : "Q";
-        case dlpack::float_: return b == 16 ? "e" : b == 32 ? "f" : "d";
-        case dlpack::complex_: return b == 64 ? "Zf" : "Zd";
+        case dlpack::bool_: return b == 8 ? "?" : nullptr;
+        case dlpack::int_: return width >= 0 ? ints[width] : nullptr;
+        case dlpack::uint_: return width >= 0 ? uints[width] : nullptr;
+        case dlpack::float_: return b == 16 ? "e" : b == 32 ? "f" : b == 64 ? "d" : nullptr;
+        case dlpack::complex_: return b == 64 ? "Zf" : b == 128 ? "Zd" : nullptr;
         default: return nullptr;
     }
 }
@@ -280,12 +331,11 @@ inline exported_type_state exported_type_state::make() noexcept {
          "(DLPack device type, device id)."},
         {nullptr, nullptr, 0, nullptr}};
     static PyType_Slot slots[] = {{Py_tp_dealloc, (void *) exported_dealloc},
-#if PY_VERSION_HEX >= 0x03090000
                                   {Py_bf_getbuffer, (void *) exported_getbuffer},
                                   {Py_bf_releasebuffer, (void *) exported_releasebuffer},
                                   {Py_tp_methods, methods},
-                                  {Py_tp_doc, (void *) "A tensor returned by a dltensor binding: pass it to "
-                                                       "any DLPack consumer (numpy.from_dlpack, ...)."},
+                                  {Py_tp_doc, const_cast<char *>("A tensor returned by a dltensor binding: pass it to "
+                                                       "any DLPack consumer (numpy.from_dlpack, ...).")},
                                   {0, nullptr}};
     // Never instantiable from Python (`type(t)()` raises TypeError, as nanobind's own types do): every
     // object of the type holds a tensor from its creation (make_exported) on.
@@ -300,7 +350,6 @@ inline exported_type_state exported_type_state::make() noexcept {
 #endif
     return {tp};  // kept for the interpreter
 }
-#endif
 
 } // namespace detail
 
@@ -444,6 +493,18 @@ inline constexpr const char *no_framework_to_copy_into =
     "framework's tensor, nor follows one by return_like()): annotate one (py::numpy, ...), or return a "
     "view (give the memory an owner, or use the reference policy)";
 
+/// A framework's return of a dtype dltensor does not carry (sub-byte, 128-bit, several lanes, opaque, a
+/// float8 code of another width): a TypeError naming it, never its bytes read as another type. NULL.
+DLTENSOR_COLD inline PyObject *refuse_unsupported_return(const tensor_handle *h, const char *framework) noexcept {
+    char name[dtype_description_capacity];
+    dtype_description(h->tensor().dtype, name);
+    PyErr_Format(PyExc_TypeError, "dltensor: cannot return a tensor of dtype %s to %s: dltensor carries one lane of bool, "
+                 "(u)int8-64, float16-64, bfloat16, complex64/128 and the float8 types; return it without a "
+                 "framework annotation (a dltensor.Tensor, read through __dlpack__) or convert it in C++",
+                 name, framework);
+    return nullptr;
+}
+
 /// What no framework returns (`fw_none`, `fw_array_api`: a `dltensor.Tensor`; `fw_memview`: a memoryview
 /// over its buffer protocol, CPU). Neither can own a copy. A new reference, or NULL with an error set.
 inline PyObject *export_without_framework(tensor_handle *h, int framework, bool copy) noexcept {
@@ -453,8 +514,8 @@ inline PyObject *export_without_framework(tensor_handle *h, int framework, bool 
     }
     if (framework != fw_memview) return make_exported(h);
     if (!detail::buffer_format(h->tensor())) {  // refused at the return, naming why, not at the caller's first read
-        char name[dtype_name_capacity];
-        if (!dtype_name(h->tensor().dtype, name)) std::strcpy(name, "this dtype");
+        char name[dtype_description_capacity];
+        dtype_description(h->tensor().dtype, name);
         if (h->tensor().device.device_type != dlpack::cpu)
             PyErr_SetString(PyExc_TypeError, "py::memview returns CPU tensors only (a memoryview is host memory): "
                                              "annotate a framework (py::pytorch, ...) or none for a device tensor");

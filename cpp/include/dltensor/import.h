@@ -78,6 +78,7 @@ DLTENSOR_HOT_INLINE mismatch import_exchange(PyObject *src, const producer_info 
         if (m != mismatch::none) return m;
     }
     const bool read_only = info.immutable || (owned.get() && (owned.get()->flags & dlpack::flag_read_only));
+    if (owned.get() && (owned.get()->flags & dlpack::flag_is_copied) && !r.read_only) return mismatch::copied;
     mismatch m = check_noting(r, t, read_only);
     if (m != mismatch::none) return m;
 
@@ -171,7 +172,7 @@ inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch 
                    bool converted, const framework *f = nullptr) noexcept {
     refusal &rec = last_refusal();
     if (why != mismatch::shape && why != mismatch::dtype && why != mismatch::device && why != mismatch::order &&
-        why != mismatch::read_only && why != mismatch::misaligned)
+        why != mismatch::read_only && why != mismatch::misaligned && why != mismatch::overlapping)
         rec.tensor_known = false;  // only the checks of requirements.h record a tensor
     rec.why = why;
     rec.sub_interpreter = false;
@@ -182,6 +183,8 @@ inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch 
     // A dtype that validate() or the NumPy reader refused during this import (requirements.h): named.
     rec.unsupported = why == mismatch::invalid ? unsupported_dtype_seen() : dlpack::DataType{0, 0, 0};
     unsupported_dtype_seen() = {0, 0, 0};
+    rec.malformed = why == mismatch::invalid ? malformed_reason_seen() : nullptr;
+    malformed_reason_seen() = nullptr;
     public_type_name(Py_TYPE(src), f, rec.type_name, sizeof rec.type_name);
     rec.immutable_framework = f && f->immutable ? f->name : nullptr;
     rec.framework_reason = f && f->reason ? f->reason(why, r.read_only) : nullptr;

@@ -137,6 +137,9 @@ class dltensor : public ndarray<Args...>,
                  public dlt::array_t_members<dltensor<Args...>, typename ndarray<Args...>::Scalar,
                                              ndarray<Args...>::Config::N, ndarray<Args...>::ReadOnly, handle> {
     static_assert(detail::dltensor_annotations_unique<Args...>(), DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE);
+    // nanobind takes every arithmetic type as a dtype; dltensor only those DLPack has (not long double).
+    static_assert((dlt::annotation_known<Args, !detail::is_ndarray_scalar_v<Args> ||
+                                                   dlt::dtype_of<Args>().bits != 0>() && ...));
 
     using base = ndarray<Args...>;
     using members = dlt::array_t_members<dltensor<Args...>, typename ndarray<Args...>::Scalar,

@@ -200,8 +200,10 @@ inline constexpr const char *sub_interpreter_message =
 
 namespace detail {
 template <typename T> struct process_slot {
-    static inline std::atomic<const T *> value{nullptr};
+    static std::atomic<const T *> value;
 };
+// Defined outside the class: nvcc's front end rejects an inline static atomic member of a class template.
+template <typename T> std::atomic<const T *> process_slot<T>::value{nullptr};
 
 /// Calls `t.release()` where `T` has one: drops the Python references a state holds.
 template <typename T> auto release_state(T &t, int) noexcept -> decltype(t.release(), void()) { t.release(); }

@@ -47,8 +47,14 @@ inline void public_type_name(PyTypeObject *tp, const framework *f, char *out, st
     // "module.name", truncated to `size` (no snprintf: its format parsing costs a refused overload as much
     // as the rest of the refusal)
     std::size_t n = 0;
-    auto put = [&](const char *text) {
-        for (; *text && n + 1 < size; ++text) out[n++] = *text;
+    bool full = false;
+    auto put = [&](const char *text) {  // whole UTF-8 characters only: a cut one is no valid str
+        while (*text && !full) {
+            const unsigned char lead = (unsigned char) *text;
+            const std::size_t len = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+            if (n + len >= size) { full = true; break; }
+            for (std::size_t k = 0; k < len && *text; ++k) out[n++] = *text++;
+        }
     };
     if (m) put(m), put(".");
     put(name);
@@ -67,20 +73,26 @@ inline producer_info classify_type(PyTypeObject *tp) noexcept {
     producer_info info;
     const framework *f = nullptr;
     PyObject *mro = tp->tp_mro;
+    PyObject *framework_type = nullptr;
     const Py_ssize_t n = mro && PyTuple_Check(mro) ? PyTuple_GET_SIZE(mro) : 0;
     for (Py_ssize_t i = 0; i < n && !f; ++i) {
         py_ref holder;
-        const char *m = module_of(PyTuple_GET_ITEM(mro, i), holder);
+        framework_type = PyTuple_GET_ITEM(mro, i);
+        const char *m = module_of(framework_type, holder);
         f = m ? framework_of_module(m) : nullptr;
     }
-    bool use_exchange_api = true;
+    // A subclass with a `__dlpack__` of its own: only the public route gives its export's result.
+    PyObject *dlpack_name = py_names::get().dlpack_method;
+    const bool own_export = f && framework_type != (PyObject *) tp && dlpack_name &&
+                            _PyType_Lookup(tp, dlpack_name) != _PyType_Lookup((PyTypeObject *) framework_type, dlpack_name);
+    bool use_exchange_api = !own_export;
     if (f) {
         info.kind = (uint8_t) f->id;
         info.immutable = f->immutable;
         if (f->classify) f->classify(tp, info, use_exchange_api);
     }
-    if (use_exchange_api) info.api = find_exchange_api(tp);
-    const route path = info.api ? route::exchange : f && f->read ? route::own : route::portable;
+    if (use_exchange_api && !own_export) info.api = find_exchange_api(tp);
+    const route path = info.api ? route::exchange : f && f->read && !own_export ? route::own : route::portable;
     info.path = (uint8_t) path;
     return info;
 }

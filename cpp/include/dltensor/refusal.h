@@ -46,6 +46,8 @@ struct refusal {
     char detail[160] = {};
     /// `invalid` for its dtype alone (a sub-byte float4_e2m1fn, int4, ...): that dtype; else all zero.
     dlpack::DataType unsupported{0, 0, 0};
+    /// `invalid` for a malformed tensor (validate()) or a buffer DLPack cannot describe: why (static text).
+    const char *malformed = nullptr;
     uintptr_t object = 0;           ///< The refused object's address (its `id()`), set by `refusal_log`.
     const char *signature = nullptr;///< The parameter's signature text (static), set by `refusal_log`.
 
@@ -222,6 +224,13 @@ DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
             if (!r.convert) return s + ", and conversion is off (.noconvert())";
             return s;
         }
+        case mismatch::overlapping:
+            return "elements that share memory (strides " + tuple_text(r.strides, r.ndim) + " in elements over shape " +
+                   tuple_text(r.shape, r.ndim) + ") for a writable parameter: a write through one element would "
+                   "change others (in-place operations refuse such memory too); pass a contiguous copy";
+        case mismatch::copied:
+            return "a copy its producer made for this call (DLPack's IS_COPIED flag) for a writable parameter: "
+                   "the writes would be lost; pass memory the caller owns";
         case mismatch::requires_grad:
             return r.framework_reason ? r.framework_reason
                                       : "a tensor that requires grad for a writable parameter while grad mode is on";
@@ -248,6 +257,7 @@ DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
             if (r.unsupported.code != 0 || r.unsupported.bits != 0 || r.unsupported.lanes != 0)
                 return type + ": " + unsupported_dtype_text(r.unsupported);
             if (r.detail[0]) return type + ": not a usable DLPack tensor; its producer said: " + r.detail;
+            if (r.malformed) return type + ": not a usable DLPack tensor: " + r.malformed;
             return type + ": not a usable DLPack tensor (malformed, already consumed, or an unsupported "
                           "dtype or device)";
     }

@@ -58,6 +58,8 @@ inline const char *mismatch_name(mismatch m) noexcept {
         case mismatch::order: return "order";
         case mismatch::lazy: return "lazy";
         case mismatch::misaligned: return "misaligned";
+        case mismatch::overlapping: return "overlapping";
+        case mismatch::copied: return "copied";
         case mismatch::requires_grad: return "requires_grad";
         case mismatch::inference: return "inference";
         case mismatch::framework: return "framework";

@@ -58,6 +58,15 @@ constexpr requirements requirements_of(int32_t ndim, const int64_t *extents, int
     "py::dltensor<...>: each kind of annotation (dtype, shape/ndim, ro, device, order, framework) may appear " \
     "at most once"
 
+/// The compile error of an annotation that is neither a tag nor a scalar type DLPack has a dtype for. The
+/// compiler names the type: it is `T` of the `annotation_known<T, false>` the error is reported in.
+template <typename T, bool Known> constexpr bool annotation_known() {
+    static_assert(Known, "py::dltensor<...>: unknown annotation: T (in this instantiation) is neither an annotation "
+                         "tag nor a scalar type with a DLPack dtype (long double and __int128 have none: see the "
+                         "migration guide, \"Dtypes DLPack lacks\")");
+    return Known;
+}
+
 /// The compile error of a `py::memview` parameter (both backends): the tag names what a return becomes.
 #define DLTENSOR_MEMVIEW_PARAMETER_MESSAGE                                                                  \
     "py::dltensor<py::memview, ...> as a parameter: py::memview says what a returned tensor becomes (a "   \
@@ -73,6 +82,8 @@ enum class mismatch : uint8_t {
     order,      ///< Strides are not of the required order (a conversion may fix it).
     lazy,       ///< The memory does not hold the values: a PyTorch conjugate or negative view.
     misaligned,     ///< The first element's address is not aligned for the dtype (a copy fixes it).
+    overlapping,    ///< Elements that may share memory, for a writable parameter (strides.h: may_overlap).
+    copied,         ///< The producer's copy (DLPack's IS_COPIED flag), for a writable parameter.
     requires_grad,  ///< A PyTorch tensor that requires grad, for a writable parameter while grad mode is on.
     inference,      ///< A PyTorch inference tensor, for a writable parameter outside `torch.inference_mode()`.
     framework,      ///< Another framework's tensor, without conversion, for a framework-annotated parameter.
@@ -126,6 +137,7 @@ DLTENSOR_HOT_INLINE mismatch check(const requirements &r, const dlpack::Tensor &
     if (r.alignment > 1 && (((uintptr_t) t.data + t.byte_offset) & (uintptr_t) (r.alignment - 1)) != 0 &&
         element_count(t) != 0)
         return mismatch::misaligned;  // an empty tensor's pointer is never read
+    if (!r.read_only && may_overlap(t)) return mismatch::overlapping;  // one location written twice
     return mismatch::none;
 }
 
@@ -149,24 +161,34 @@ inline dlpack::DataType &unsupported_dtype_seen() noexcept {
     return seen;
 }
 
+/// Why the last tensor that validate() or a buffer's reader refused on this thread was malformed (a
+/// static text), for the refusal that follows (import.h clears it); NULL when none was. Written only when
+/// refusing.
+inline const char *&malformed_reason_seen() noexcept {
+    static thread_local const char *seen = nullptr;
+    return seen;
+}
+
 /// Rejects a malformed tensor before anything reads through it: ndim outside [0, max_ndim], NULL
 /// shape, negative extents, an element count or byte span that overflows, an unsupported dtype or
-/// device type, NULL data with elements. Returns NULL when valid, else a short reason.
+/// device type, NULL data with elements. Returns NULL when valid, else the reason (also recorded).
 DLTENSOR_HOT_INLINE const char *validate(const dlpack::Tensor &t) noexcept {
-    if (t.ndim < 0 || t.ndim > dlpack::max_ndim) return "ndim out of range";
-    if (t.ndim > 0 && !t.shape) return "NULL shape";
-    for (int32_t i = 0; i < t.ndim; ++i)
-        if (t.shape[i] < 0) return "negative extent";
-    int64_t n = element_count(t), bytes;
-    if (n < 0 || multiply_overflows(n, (int64_t) ((t.dtype.bits + 7) / 8), &bytes))
-        return "size overflows";
-    if (!is_supported_dtype(t.dtype)) {
+    const char *why = nullptr;
+    int64_t n = 0, bytes;
+    if (t.ndim < 0 || t.ndim > dlpack::max_ndim) why = "its ndim is outside 0..64";
+    else if (t.ndim > 0 && !t.shape) why = "its shape is NULL";
+    for (int32_t i = 0; !why && i < t.ndim; ++i)
+        if (t.shape[i] < 0) why = "an extent is negative";
+    if (!why && ((n = element_count(t)) < 0 || multiply_overflows(n, (int64_t) ((t.dtype.bits + 7) / 8), &bytes)))
+        why = "its element count or byte size does not fit in 64 bits";
+    if (!why && !is_supported_dtype(t.dtype)) {
         unsupported_dtype_seen() = t.dtype;
-        return "unsupported dtype";
+        return "unsupported dtype";  // named by its dtype
     }
-    if (!dlpack::is_known_device_type(t.device.device_type)) return "unknown device type";
-    if (!t.data && n > 0) return "NULL data";
-    return nullptr;
+    if (!why && !dlpack::is_known_device_type(t.device.device_type)) why = "its device type is unknown";
+    if (!why && !t.data && n > 0) why = "its data pointer is NULL";
+    if (why) malformed_reason_seen() = why;
+    return why;
 }
 
 } // namespace dlt

@@ -56,6 +56,29 @@ constexpr size_t byte_count(size_t elements, unsigned bits) noexcept {
     return whole * bits + tail;
 }
 
+/// Can two elements of `t` share memory? Its dimensions of more than one element, sorted by |stride|,
+/// must each step past the span of the smaller ones; any that does not (a stride of 0, an overlapping
+/// `as_strided`, and a few interleaved layouts that in fact do not overlap) counts as overlapping.
+inline bool may_overlap(const dlpack::Tensor &t) noexcept {
+    if (!t.strides) return false;
+    int64_t stride[dlpack::max_ndim], extent[dlpack::max_ndim];
+    int32_t n = 0;
+    for (int32_t i = 0; i < t.ndim; ++i) {
+        if (t.shape[i] == 0) return false;  // no elements
+        if (t.shape[i] == 1) continue;
+        int64_t s = t.strides[i] < 0 ? -t.strides[i] : t.strides[i], e = t.shape[i];
+        int32_t j = n++;
+        for (; j > 0 && stride[j - 1] > s; --j) stride[j] = stride[j - 1], extent[j] = extent[j - 1];
+        stride[j] = s, extent[j] = e;
+    }
+    int64_t span = 0;  // the largest offset, in elements, that the smaller dimensions reach
+    for (int32_t i = 0; i < n; ++i) {
+        if (stride[i] <= span) return true;
+        span += (extent[i] - 1) * stride[i];
+    }
+    return false;
+}
+
 /// Is the tensor laid out in C (row-major) or F (column-major) order? Size-1 dimensions place no
 /// constraint on their stride, and a tensor with at most one element (or none) has every order.
 /// NULL strides mean C order (DLPack < 1.2 producers).

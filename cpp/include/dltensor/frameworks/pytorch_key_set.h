@@ -221,7 +221,7 @@ DLTENSOR_COLD inline torch_key_set torch_key_set::calibrate(const dlpack::Exchan
             const char *impl;
             std::memcpy(&impl, obj + impl_slot.at[0], sizeof impl);
             const size_t size = detail::heap_block_size(impl);
-            if (size < (size_t) impl_slot.distance[0] + view.ndim * sizeof(int64_t)) {
+            if (size < (size_t) impl_slot.distance[0] + (size_t) view.ndim * sizeof(int64_t)) {
                 failure = "the TensorImpl's heap block is unknown";
                 break;
             }

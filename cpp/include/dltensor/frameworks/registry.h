@@ -115,6 +115,7 @@ DLTENSOR_CORE PyObject *export_tensor(tensor_handle *h, int framework, bool copy
 {
     const dlt::framework *f = framework_by_id(framework);
     if (!f) return export_without_framework(h, framework, copy);
+    if (!is_supported_dtype(h->tensor().dtype)) return refuse_unsupported_return(h, f->name);
     // A framework without read-only tensors gets a read-only tensor as a copy, so that its writes never
     // reach read-only memory (a read-only NumPy array, an immutable JAX array, a const C++ buffer).
     if (h->read_only() && f->copies_read_only) copy = true;

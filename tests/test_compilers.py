@@ -1,0 +1,145 @@
+"""Every compiler extension authors build with: the test modules' sources (both backends, every feature the
+suite binds) and the core compile with the oldest and newest Clang, with libstdc++ and libc++, under C++17
+to C++23, and as CUDA with nvcc; under GCC and Clang without one warning from dltensor's headers under
+pybind11's own warning flags and -Werror, the headers included as ordinary (-I) headers. What runs: the
+suite itself is run on GCC's build (the plain run) and Clang's (tests/sanitize.sh), the examples on GCC's,
+Clang's (libc++) and nvcc's builds (test_examples.py)."""
+import json
+import os
+import shlex
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+import toolchains
+from cmake_build import REPO, run
+from conftest import BUILD_ROOT, HERE
+
+INCLUDE = str(REPO / "cpp" / "include")
+
+# (name, compiler, standard, extra flags, whether warnings fail it)
+MATRIX = [
+    ("gcc-c++17", "c++", 17, [], True),
+    ("gcc-c++23", "c++", 23, [], True),
+    ("clang14-c++17", toolchains.CLANG_OLDEST, 17, [], True),
+    ("clang19-c++20", toolchains.CLANG_NEWEST, 20, [], True),
+    ("clang19-libc++-c++23", toolchains.CLANG_NEWEST, 23, ["-stdlib=libc++"], True),
+    ("nvcc-c++17", toolchains.NVCC, 17, ["-x", "cu"], False),
+]
+
+
+@lru_cache(maxsize=None)
+def translation_units():
+    """The test modules' translation units (unity batches, the sources kept out of them) and the core, each
+    as (backend or "core", file, include and define flags), from a configured test build's
+    compile_commands.json. dltensor's include directory becomes an ordinary -I; the others stay -isystem."""
+    import nanobind
+    import pybind11
+    build = BUILD_ROOT / "compilers"
+    from cmake_build import dltensor_package_dir
+    run(["cmake", "-S", str(HERE), "-B", str(build), "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+         f"-Ddltensor_DIR={dltensor_package_dir()}", f"-Dnanobind_DIR={nanobind.cmake_dir()}",
+         f"-Dpybind11_DIR={pybind11.get_cmake_dir()}", f"-DPython_EXECUTABLE={os.sys.executable}"])
+    units = []
+    for entry in json.loads((build / "compile_commands.json").read_text()):
+        args, out = shlex.split(entry["command"]), entry.get("output", "")
+        if "nanobind-static" in out or "/nanobind/src/" in entry["file"]:
+            continue  # nanobind's own library
+        backend = ("core" if entry["file"].endswith("core.cpp") else
+                   "nanobind" if "dltensor_test_nanobind" in out else "pybind11")
+        flags, i = [], 0
+        while i < len(args):
+            a = args[i]
+            if a == "-isystem":
+                flags += ["-I" if args[i + 1] == INCLUDE else "-isystem", args[i + 1]]
+                i += 2
+                continue
+            if a.startswith("-I"):  # the binding libraries' headers are theirs: -isystem
+                path = a[2:]
+                flags += ["-I", path] if path in (INCLUDE, str(HERE)) else ["-isystem", path]
+            elif a.startswith("-D"):
+                flags.append(a)
+            i += 1
+        units.append((backend, entry["file"], flags))
+    return units
+
+
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+@pytest.mark.parametrize("name, compiler, std, extra, werror", MATRIX, ids=[m[0] for m in MATRIX])
+def test_sources_compile_without_warnings(name, compiler, std, extra, werror, backend):
+    if not toolchains.have(compiler):
+        pytest.skip(f"{compiler} is not installed")
+    if "-stdlib=libc++" in extra and not toolchains.has_libcxx(compiler):
+        pytest.skip(f"{compiler} finds no libc++")
+    units = [u for u in translation_units() if u[0] in (backend, "core" if backend == "nanobind" else None)]
+    assert len(units) >= 3, units  # the unity batches, the source kept out of them (and the core)
+    if compiler == toolchains.NVCC:
+        mode = ["-c", "-o", os.devnull, "-Xcompiler", "-fPIC"]
+    else:
+        mode = ["-fsyntax-only", *toolchains.WARNING_FLAGS, "-Werror"]
+
+    def compile_one(unit):
+        _, source, flags = unit
+        cmd = [compiler, f"-std=c++{std}", *extra, *mode, *flags, source]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        return source, done.returncode, done.stdout + done.stderr
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(compile_one, units))
+    failed = [f"{Path(s).name}:\n{out[-4000:]}" for s, rc, out in results if rc != 0 or (werror and "warning:" in out)]
+    assert not failed, f"{name} ({backend}):\n" + "\n".join(failed)
+
+
+def test_ci_installs_every_compiler():
+    """CI (DLTENSOR_REQUIRE_COMPILERS=1, .ci/run) must have every compiler of the matrix: none may skip there."""
+    if os.environ.get("DLTENSOR_REQUIRE_COMPILERS") != "1":
+        pytest.skip("only CI requires every compiler (DLTENSOR_REQUIRE_COMPILERS=1)")
+    missing = [c for c in ("c++", toolchains.CLANG_OLDEST, toolchains.CLANG_NEWEST, toolchains.NVCC)
+               if not toolchains.have(c)]
+    assert not missing and toolchains.has_libcxx(toolchains.CLANG_NEWEST), missing
+
+
+WORKFLOW = REPO / ".github" / "workflows" / "tests.yml"
+
+
+def test_hosted_workflow_passes_actionlint():
+    """The hosted-CI workflow (Linux GCC and Clang, macOS, Windows MSVC) is valid, so that a fork's first push
+    runs it; it proves nothing here (README: Compilers and platforms)."""
+    import shutil
+    actionlint = shutil.which("actionlint")
+    if not actionlint:
+        pytest.skip("actionlint is not installed (the test extra has it)")
+    done = subprocess.run([actionlint, str(WORKFLOW)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_hosted_workflow_runs_the_readme_test_command_on_every_platform():
+    text = WORKFLOW.read_text()
+    for os_name, cxx in [("ubuntu-latest", "g++"), ("ubuntu-latest", "clang++"), ("macos-latest", "clang++"),
+                         ("windows-latest", "cl")]:
+        assert f"- os: {os_name}\n            cxx: {cxx}\n" in text, (os_name, cxx)
+    readme = (REPO / "README.md").read_text()
+    command = next(line for line in readme.splitlines() if line.startswith("python3 -m venv .venv") and
+                   "download.pytorch.org" in line and '".[test]"' in line)
+    for part in ["pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu",
+                 'pip install ".[test]"', "python -m pytest"]:
+        assert part in command and part in text, part
+
+
+def test_readme_names_what_the_matrix_and_the_workflow_cover():
+    """README's *Compilers and platforms* table states only what this file and CI run."""
+    readme = (REPO / "README.md").read_text()
+    table = readme[readme.index("**Compilers and platforms.**"):readme.index("**Free-threaded Python (3.13t).**")]
+    for compiler in (toolchains.CLANG_OLDEST, toolchains.CLANG_NEWEST):
+        assert f"`{compiler}`" in table, compiler
+    assert "C++23" in table and "libc++" in table and "nvcc" in table
+    names = [m[0] for m in MATRIX]
+    assert {"clang14-c++17", "clang19-libc++-c++23", "gcc-c++23", "nvcc-c++17"} <= set(names)
+    assert "Apple Clang (macOS), MSVC (Windows)" in table and "unproven here" in table
+    classifiers = (REPO / "pyproject.toml").read_text()
+    assert '"Operating System :: POSIX :: Linux"' in classifiers and "OS Independent" not in classifiers
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "clang-14 clang-19 libc++-19-dev" in ci and "DLTENSOR_REQUIRE_COMPILERS=1" in ci
