@@ -143,3 +143,32 @@ def test_readme_names_what_the_matrix_and_the_workflow_cover():
     assert '"Operating System :: POSIX :: Linux"' in classifiers and "OS Independent" not in classifiers
     ci = (REPO / ".ci" / "run").read_text()
     assert "clang-14 clang-19 libc++-19-dev" in ci and "DLTENSOR_REQUIRE_COMPILERS=1" in ci
+
+
+@pytest.mark.skipif(not toolchains.have(toolchains.CLANG_NEWEST), reason=f"{toolchains.CLANG_NEWEST} is not installed")
+def test_downstream_project_builds_with_clang_and_behaves():
+    """The README's downstream CMake project (tests/downstream), built by Clang with libc++ where Debian's
+    package is installed, then used from a fresh interpreter on both backends."""
+    from cmake_build import cmake_build
+    flags = ["-DCMAKE_CXX_FLAGS=-stdlib=libc++"] if toolchains.has_libcxx(toolchains.CLANG_NEWEST) else []
+    build = cmake_build(HERE / "downstream", BUILD_ROOT / "downstream-clang",
+                        [f"-DCMAKE_CXX_COMPILER={toolchains.CLANG_NEWEST}", *flags])
+    code = ("import sys, numpy as np\nsys.path.insert(0, sys.argv[1])\n"
+            "import downstream_ext_nanobind as a, downstream_ext_pybind11 as b\n"
+            "for m in (a, b):\n"
+            "    assert m.norms(np.array([[3, 4, 0]], np.float32)).tolist() == [5.0]\n"
+            "    x = np.ones(3, np.float32); m.scale(x, 2.0); assert x.tolist() == [2.0] * 3\n"
+            "print('ok')\n")
+    done = subprocess.run([os.sys.executable, "-c", code, str(build)], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("source, backend", [("bench_module.cpp", "nanobind"), ("bench_pybind11.cpp", "pybind11")])
+@pytest.mark.parametrize("compiler", [toolchains.CLANG_OLDEST, toolchains.CLANG_NEWEST])
+def test_benchmark_modules_compile_with_clang(source, backend, compiler):
+    if not toolchains.have(compiler):
+        pytest.skip(f"{compiler} is not installed")
+    flags = next(u[2] for u in translation_units() if u[0] == backend)
+    cmd = [compiler, "-std=c++17", "-fsyntax-only", *flags, "-I", str(REPO / "bench"), str(REPO / "bench" / source)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-4000:]
