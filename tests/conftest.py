@@ -63,7 +63,7 @@ PATHS = _selection("DLTENSOR_PATHS", ALL_PATHS)
 SLOW_FILES = ["test_python_versions.py", "test_examples.py", "test_package.py", "test_leaks.py",
               "test_stubgen.py", "test_mutation.py", "test_compile_errors.py", "test_lifecycle.py",
               "test_robustness_table.py", "test_subinterpreters.py", "test_downstream_package.py",
-              "test_release.py", "test_free_threaded.py"]
+              "test_release.py", "test_free_threaded.py", "test_compilers.py"]
 
 
 _modules = {}
@@ -85,7 +85,7 @@ SANITIZER_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=undefined 
 UNSANITIZED_FILES = ["test_docs.py", "test_guide.py", "test_robustness_table.py", "test_python_versions.py",
                      "test_package.py", "test_examples.py", "test_compile_errors.py", "test_stubgen.py",
                      "test_mutation.py", "test_subinterpreters.py", "test_downstream_package.py",
-                     "test_release.py", "test_free_threaded.py", "test_shared_core.py"]
+                     "test_release.py", "test_free_threaded.py", "test_shared_core.py", "test_compilers.py"]
 collect_ignore = UNSANITIZED_FILES if SANITIZE else []
 
 

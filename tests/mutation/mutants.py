@@ -1182,4 +1182,10 @@ MUTANTS = [
            "",
            "explain() says only 'malformed, already consumed, or unsupported' for a tensor whose byte size overflows",
            t(EXPLAIN, "test_a_malformed_or_undescribable_tensor_is_explained_by_its_cause")),
+    Mutant("subclass_exchange_api_of_its_own_ignored", "producer.h",
+           "    const bool own_export = f && framework_type != (PyObject *) tp && own(names.dlpack_method) &&\n"
+           "                            !own(names.exchange_api);",
+           "    const bool own_export = f && framework_type != (PyObject *) tp && own(names.dlpack_method);",
+           "a subclass that publishes its own DLPack exchange API beside its own __dlpack__ loses its C route",
+           t(TORCH, "test_exchange_api_walks_prev_api_to_a_readable_version")),
 ]

@@ -81,10 +81,14 @@ inline producer_info classify_type(PyTypeObject *tp) noexcept {
         const char *m = module_of(framework_type, holder);
         f = m ? framework_of_module(m) : nullptr;
     }
-    // A subclass with a `__dlpack__` of its own: only the public route gives its export's result.
-    PyObject *dlpack_name = py_names::get().dlpack_method;
-    const bool own_export = f && framework_type != (PyObject *) tp && dlpack_name &&
-                            _PyType_Lookup(tp, dlpack_name) != _PyType_Lookup((PyTypeObject *) framework_type, dlpack_name);
+    // A subclass with a `__dlpack__` of its own (and no exchange API of its own): only the public route
+    // gives its export's result.
+    const py_names &names = py_names::get();
+    auto own = [&](PyObject *name) {
+        return name && _PyType_Lookup(tp, name) != _PyType_Lookup((PyTypeObject *) framework_type, name);
+    };
+    const bool own_export = f && framework_type != (PyObject *) tp && own(names.dlpack_method) &&
+                            !own(names.exchange_api);
     bool use_exchange_api = !own_export;
     if (f) {
         info.kind = (uint8_t) f->id;
