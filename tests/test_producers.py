@@ -537,6 +537,8 @@ DISJOINT = {
     "every other": lambda: np.zeros(8, np.float32)[::2],
     "reversed": lambda: np.zeros(4, np.float32)[::-1],
     "transposed": lambda: np.zeros((3, 2), np.float32).T,
+    "every other column": lambda: np.zeros((4, 6), np.float32)[:, ::2],  # strides (6, 2): largest first
+    "c matrix": lambda: torch.zeros(3, 4),
     "torch column": lambda: torch.zeros(3, 4)[:, 1],
     "one element broadcast": lambda: torch.zeros(1).expand(1),
 }

@@ -95,7 +95,7 @@ inline producer_info classify_type(PyTypeObject *tp) noexcept {
         info.immutable = f->immutable;
         if (f->classify) f->classify(tp, info, use_exchange_api);
     }
-    if (use_exchange_api && !own_export) info.api = find_exchange_api(tp);
+    if (use_exchange_api) info.api = find_exchange_api(tp);  // a classify hook may only veto it
     const route path = info.api ? route::exchange : f && f->read && !own_export ? route::own : route::portable;
     info.path = (uint8_t) path;
     return info;

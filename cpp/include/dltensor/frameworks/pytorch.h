@@ -73,7 +73,7 @@ DLTENSOR_CORE void classify(PyTypeObject *tp, producer_info &info, bool &use_exc
     }
     const torch_checks *checks = torch_base ? torch_checks::interned(torch_checks::of(torch_base, tp)) : nullptr;
     info.checks = checks && checks->ok() ? checks : nullptr;
-    use_exchange_api = info.checks != nullptr;
+    use_exchange_api = use_exchange_api && info.checks != nullptr;  // a veto only
 }
 #else
 ;
