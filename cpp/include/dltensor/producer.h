@@ -47,17 +47,22 @@ inline void public_type_name(PyTypeObject *tp, const framework *f, char *out, st
     // "module.name", truncated to `size` (no snprintf: its format parsing costs a refused overload as much
     // as the rest of the refusal)
     std::size_t n = 0;
-    bool full = false;
-    auto put = [&](const char *text) {  // whole UTF-8 characters only: a cut one is no valid str
-        while (*text && !full) {
-            const unsigned char lead = (unsigned char) *text;
-            const std::size_t len = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-            if (n + len >= size) { full = true; break; }
-            for (std::size_t k = 0; k < len && *text; ++k) out[n++] = *text++;
-        }
+    bool cut = false;
+    auto put = [&](const char *text) {
+        for (; *text && n + 1 < size; ++text) out[n++] = *text;
+        cut |= *text != '\0';
     };
     if (m) put(m), put(".");
     put(name);
+    if (cut) {  // whole UTF-8 characters only: a character cut at the end is dropped (no valid str else)
+        std::size_t lead = n;
+        while (lead > 0 && ((unsigned char) out[lead - 1] & 0xC0) == 0x80) --lead;  // continuation bytes
+        if (lead > 0 && (unsigned char) out[lead - 1] >= 0xC0) {
+            const unsigned char c = (unsigned char) out[lead - 1];
+            const std::size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+            if (n - (lead - 1) < len) n = lead - 1;
+        }
+    }
     if (size) out[n] = '\0';
 }
 
