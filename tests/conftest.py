@@ -152,6 +152,9 @@ def pytest_xdist_auto_num_workers(config):
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "only_backend(name): a test or case that only that backend can express "
+                            "(nanobind has no std::deque caster, pybind11 alone has array_t): the other "
+                            "backend's instance is deselected, not skipped")
     config.addinivalue_line("markers", "slow: a file of SLOW_FILES (tests/conftest.py), left out of the quick "
                                        "subset by -m \"not slow\"")
     capture = config.pluginmanager.getplugin("capturemanager")
@@ -174,6 +177,9 @@ def _left_out(item) -> bool:
     `path`)."""
     params = item.callspec.params
     if params.get("m") == "exchange-queries" and not _about_pytorch(item):
+        return True
+    only = item.get_closest_marker("only_backend")  # a case that one binding library alone can express
+    if only and params.get("backend_module", params.get("backend")) not in (None, *only.args):
         return True
     for name in ("backend", "backend_module"):
         if params.get(name) in ALL_BACKENDS and params[name] not in BACKENDS:

@@ -439,10 +439,9 @@ def test_first_overload_that_converts_wins_also_for_an_order_mismatch(pm):
 
 # --- mixing: an array_t overload kept for a dtype DLPack lacks (pybind11) ----------------------------------
 
+@pytest.mark.only_backend("pybind11")  # array_t
 @pytest.mark.parametrize("fixed", [False, True], ids=["trap", "noconvert"])
 def test_kept_array_t_overload_takes_only_its_dtype_with_noconvert(p, fixed):
-    if not hasattr(p, "fill_seven"):
-        pytest.skip("pybind11 backend only (array_t)")
     f = p.fill_seven if fixed else p.fill_seven_trap
     out = np.zeros(3, np.float32)
     assert f(out) == "dltensor" and out.tolist() == [7.0] * 3

@@ -5,11 +5,24 @@
 // themselves. Registered as the submodule `seams` (tests/test_seams.py).
 #include "backend.h"
 
+#include <array>
 #include <complex>
+#include <deque>
+#include <list>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
+
+#if !defined(DLTENSOR_TEST_PYBIND11)  // pybind11's come with pybind11/stl.h (backend.h)
+#  include <nanobind/stl/array.h>
+#  include <nanobind/stl/list.h>
+#  include <nanobind/stl/map.h>
+#  include <nanobind/stl/unordered_map.h>
+#  include <nanobind/stl/vector.h>
+#endif
 
 namespace {
 
@@ -159,4 +172,31 @@ void init_seams(py::module_ &parent) {
     m.def("passthrough_none", [](std::optional<py::dltensor<>> a) { return a; }, py::arg("a"));
 #endif
     m.def("optional_f32", [](std::optional<py::dltensor<float>> x) { return x.has_value(); }, py::arg("x"));
+
+    // Containers of tensors, then an argument that fails to load in every pass: a raw capsule that an
+    // element consumed must be left usable (`<container>_then_int`); the total of the tensors' lengths.
+    using f32 = py::dltensor<float, py::ndim<1>>;
+    m.def("vector_then_int", [](std::vector<f32> v, int) { return v.size(); }, py::arg("v"), py::arg("k"));
+    m.def("list_then_int", [](std::list<f32> v, int) { return v.size(); }, py::arg("v"), py::arg("k"));
+    m.def("array_then_int", [](std::array<f32, 1> v, int) { return v.size(); }, py::arg("v"), py::arg("k"));
+    m.def("optional_then_int", [](std::optional<f32> v, int) { return v ? (size_t) 1 : (size_t) 0; },
+          py::arg("v"), py::arg("k"));
+    m.def("map_then_int", [](std::map<std::string, f32> v, int) { return v.size(); }, py::arg("v"), py::arg("k"));
+    m.def("unordered_map_then_int", [](std::unordered_map<std::string, f32> v, int) { return v.size(); },
+          py::arg("v"), py::arg("k"));
+#if defined(DLTENSOR_TEST_PYBIND11)  // nanobind has no std::deque caster
+    m.def("deque_then_int", [](std::deque<f32> v, int) { return v.size(); }, py::arg("v"), py::arg("k"));
+#endif
+    // The same container by const reference (the binding library passes its caster's value).
+    m.def("vector_ref_then_int", [](const std::vector<f32> &v, int) { return v.size(); }, py::arg("v"), py::arg("k"));
+    // Two overloads that differ after the container (issue: the first consumed the capsule, the second
+    // refused it): the second binds, and its call writes through the capsule's tensor.
+    m.def("fill_vector", [](std::vector<f32> v, int k) {
+        for (f32 &x : v) for (size_t i = 0; i < x.shape(0); ++i) x(i) = (float) k;
+        return std::string("int");
+    }, py::arg("v"), py::arg("k"));
+    m.def("fill_vector", [](std::vector<f32> v, const std::string &s) {
+        for (f32 &x : v) for (size_t i = 0; i < x.shape(0); ++i) x(i) = (float) s.size();
+        return std::string("str");
+    }, py::arg("v"), py::arg("s"));
 }

@@ -226,6 +226,83 @@ def test_capsule_handed_back_is_freed_exactly_once(m):
     assert m.common.deleter_calls() == before + 1
 
 
+CONTAINERS = {
+    "vector": lambda cap: [cap],
+    "vector_ref": lambda cap: [cap],
+    "list": lambda cap: [cap],
+    "array": lambda cap: [cap],
+    "optional": lambda cap: cap,
+    "map": lambda cap: {"a": cap},
+    "unordered_map": lambda cap: {"a": cap},
+}
+CONTAINER_CASES = [*CONTAINERS, pytest.param("deque", marks=pytest.mark.only_backend("pybind11"))]
+CONTAINERS["deque"] = lambda cap: [cap]  # nanobind has no std::deque caster
+
+
+@pytest.mark.parametrize("kind", CAPSULES)
+@pytest.mark.parametrize("container", CONTAINER_CASES)
+def test_capsule_in_a_container_left_usable_when_the_call_does_not_go_ahead(m, kind, container):
+    fn = getattr(m.seams, f"{container}_then_int")
+    cap, target = CAPSULES[kind]()
+    with pytest.raises(TypeError):
+        fn(CONTAINERS[container](cap), "not an int")
+    assert "used" not in repr(cap)  # handed back
+    assert m.seams.wr_f32(cap) == 3
+    assert "used" in repr(cap)
+
+
+@pytest.mark.parametrize("container", CONTAINER_CASES)
+def test_capsule_in_a_container_whose_call_went_ahead_stays_consumed(m, container):
+    fn = getattr(m.seams, f"{container}_then_int")
+    cap, target = CAPSULES["torch"]()
+    assert fn(CONTAINERS[container](cap), 1) == 1
+    assert "used" in repr(cap)
+    with pytest.raises(TypeError):
+        m.seams.wr_f32(cap)
+
+
+@pytest.mark.parametrize("kind", CAPSULES)
+def test_capsule_in_a_vector_binds_in_the_next_overload(m, kind):
+    cap, target = CAPSULES[kind]()
+    # The first overload binds the vector, then refuses the str; the second must get the capsule.
+    assert m.seams.fill_vector([cap], "four") == "str"
+    assert np.asarray(target).tolist() == [4.0, 4.0, 4.0]
+    assert "used" in repr(cap)
+
+
+def test_capsule_consumed_by_a_call_made_while_a_container_loads_stays_consumed(m):
+    # A sequence whose __getitem__ calls the extension: that call goes ahead with `inner`, so `inner` stays
+    # consumed when the outer call does not go ahead (and `outer`, which the container consumed, is back).
+    outer, _ = CAPSULES["torch"]()
+    inner, _ = CAPSULES["torch"]()
+
+    class Calls:
+        def __len__(self):
+            return 1
+
+        def __getitem__(self, i):
+            if i >= 1:
+                raise IndexError(i)
+            assert m.seams.wr_f32(inner) == 3
+            return outer
+
+    with pytest.raises(TypeError):
+        m.seams.vector_then_int(Calls(), "not an int")
+    assert "used" in repr(inner)
+    assert "used" not in repr(outer)
+
+
+def test_capsule_in_a_container_handed_back_is_freed_exactly_once(m):
+    before = m.common.deleter_calls()
+    storage = bytearray(12)
+    cap = capsule(m, storage, shape=(3,), dtype=FLOAT32)
+    with pytest.raises(TypeError):
+        m.seams.vector_then_int([cap], "not an int")
+    assert m.common.deleter_calls() == before  # handed back, not freed
+    del cap
+    assert m.common.deleter_calls() == before + 1
+
+
 def test_capsule_with_one_overload_binds(m):
     t = torch.zeros(3)
     assert m.seams.copy_into_one(torch.utils.dlpack.to_dlpack(t), np.arange(3.0)) == 3

@@ -17,6 +17,7 @@
 #include <Python.h>
 
 #include <cstring>
+#include <new>
 #include <utility>
 
 #include "config.h"
@@ -181,6 +182,83 @@ DLTENSOR_CORE void restore_consumed_capsule(PyObject *capsule, PyObject *owner) 
 #else
 ;
 #endif
+
+/// The raw capsules consumed while one container argument (`std::vector`, `std::optional`, ... of tensors)
+/// loaded, whose tensors went into the container: handed back (restore_consumed_capsule()) when the
+/// container's caster is dropped without its value going to the call. The container's caster owns it and
+/// opens it for its load (consumed_capsules_scope); an element's caster notes into the open one.
+class consumed_capsules {
+public:
+    consumed_capsules() = default;
+    consumed_capsules(consumed_capsules &&o) noexcept : m_first(o.m_first), m_taken(o.m_taken) { o.m_first = nullptr; }
+    consumed_capsules(const consumed_capsules &) = delete;
+    consumed_capsules &operator=(const consumed_capsules &) = delete;
+    consumed_capsules &operator=(consumed_capsules &&) = delete;
+    ~consumed_capsules() {
+        while (entry *e = m_first) {
+            if (!m_taken) restore_consumed_capsule(e->capsule, e->owner);
+            m_first = e->next;
+            Py_DECREF(e->capsule);
+            Py_DECREF(e->owner);
+            delete e;
+        }
+    }
+    /// The container's value went to the call: its capsules stay consumed.
+    void take() noexcept { m_taken = true; }
+    /// The Python frame whose call loads the container (compared by identity only).
+    const void *&frame() noexcept { return m_frame; }
+    /// Notes that `capsule` was consumed, its tensor now held by `owner` (both kept until the end).
+    void note(PyObject *capsule, PyObject *owner) noexcept {
+        entry *e = new (std::nothrow) entry{capsule, owner, m_first};
+        if (!e) return;  // out of memory: that capsule stays consumed, as before this list existed
+        Py_INCREF(capsule);
+        Py_INCREF(owner);
+        m_first = e;
+    }
+
+private:
+    struct entry {
+        PyObject *capsule, *owner;
+        entry *next;
+    };
+    entry *m_first = nullptr;
+    bool m_taken = false;
+    const void *m_frame = nullptr;
+};
+
+/// The calling thread's open list (the container argument loading), else NULL.
+DLTENSOR_CORE consumed_capsules *&open_consumed_capsules() noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    static thread_local consumed_capsules *open = nullptr;
+    return open;
+}
+#else
+;
+#endif
+
+/// Opens `list` for one container load (the list open before, a call's further up, again after it).
+class consumed_capsules_scope {
+public:
+    explicit consumed_capsules_scope(consumed_capsules &list) noexcept : m_outer(open_consumed_capsules()) {
+        list.frame() = PyEval_GetFrame();
+        open_consumed_capsules() = &list;
+    }
+    ~consumed_capsules_scope() { open_consumed_capsules() = m_outer; }
+    consumed_capsules_scope(const consumed_capsules_scope &) = delete;
+    consumed_capsules_scope &operator=(const consumed_capsules_scope &) = delete;
+
+private:
+    consumed_capsules *m_outer;
+};
+
+/// An element's caster consumed the raw `capsule` (its tensor held by `owner`): noted in the open list,
+/// unless the caster belongs to a call made from Python code that the load ran (a producer's `__dlpack__`,
+/// a sequence's `__getitem__`): that call went ahead, and its capsule stays consumed.
+inline void note_consumed_capsule(PyObject *capsule, PyObject *owner) noexcept {
+    consumed_capsules *list = open_consumed_capsules();
+    if (list && (const void *) PyEval_GetFrame() == list->frame()) list->note(capsule, owner);
+}
 
 /// Calls `src.__dlpack__(max_version=(1, minor))`, falling back to `src.__dlpack__()` for producers that
 /// predate `max_version` (they raise TypeError). `method` is `__dlpack__` as found on the type: a plain

@@ -26,9 +26,15 @@
 #  error "dltensor needs nanobind >= 2.13 (found an older nanobind, named above)"
 #endif
 
+#include <array>
+#include <list>
+#include <map>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "allocation.h"
 #include "array_t_members.h"
@@ -505,6 +511,7 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         value.m_source_framework = im.source_framework;
         value.m_owner = im.owner.get();  // the nanobind handle holds its own reference
         m_consumed = im.consumed;
+        if (m_consumed) dlt::detail::note_consumed_capsule(m_consumed, value.m_owner);  // for a container's caster
         // Another object's tensor (a converted copy, a raw capsule's): kept until after the return's cast,
         // which may copy from it after a by-value parameter dropped it.
         if (im.source != src.ptr() && cleanup) cleanup->append(im.owner.release());
@@ -555,6 +562,51 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     }
 
 };
+
+// Containers of tensors. A raw capsule that an element consumed is handed back when the container does
+// not go to the call (capsule_import.h: consumed_capsules). nanobind's casters for the containers come
+// from the nanobind/stl header the extension includes; declared here so that either order works.
+template <typename List, typename Entry> struct list_caster;
+template <typename Array, typename Entry, size_t Size> struct array_caster;
+template <typename Optional, typename T> struct optional_caster;
+template <typename Dict, typename Key, typename Val> struct dict_caster;
+
+/// nanobind's caster `Base` for `Container`, whose conversions to the parameter mark the value taken.
+template <typename Container, typename Base> struct dltensor_container_caster : Base {
+    bool from_python(handle src, uint32_t flags, cleanup_list *cleanup) noexcept {
+        dlt::detail::consumed_capsules_scope scope(m_consumed);
+        return Base::from_python(src, flags, cleanup);
+    }
+    explicit operator Container *() { m_consumed.take(); return Base::operator Container *(); }
+    explicit operator Container &() { m_consumed.take(); return Base::operator Container &(); }
+    explicit operator Container &&() { m_consumed.take(); return Base::operator Container &&(); }
+    dlt::detail::consumed_capsules m_consumed;
+};
+
+template <typename... A, typename Alloc>
+struct type_caster<std::vector<dltensor<A...>, Alloc>>
+    : dltensor_container_caster<std::vector<dltensor<A...>, Alloc>,
+                                list_caster<std::vector<dltensor<A...>, Alloc>, dltensor<A...>>> {};
+template <typename... A, typename Alloc>
+struct type_caster<std::list<dltensor<A...>, Alloc>>
+    : dltensor_container_caster<std::list<dltensor<A...>, Alloc>,
+                                list_caster<std::list<dltensor<A...>, Alloc>, dltensor<A...>>> {};
+template <typename... A, size_t Size>
+struct type_caster<std::array<dltensor<A...>, Size>>
+    : dltensor_container_caster<std::array<dltensor<A...>, Size>,
+                                array_caster<std::array<dltensor<A...>, Size>, dltensor<A...>, Size>> {};
+template <typename... A>
+struct type_caster<std::optional<dltensor<A...>>>
+    : dltensor_container_caster<std::optional<dltensor<A...>>,
+                                optional_caster<std::optional<dltensor<A...>>, dltensor<A...>>> {};
+template <typename Key, typename... A, typename Compare, typename Alloc>
+struct type_caster<std::map<Key, dltensor<A...>, Compare, Alloc>>
+    : dltensor_container_caster<std::map<Key, dltensor<A...>, Compare, Alloc>,
+                                dict_caster<std::map<Key, dltensor<A...>, Compare, Alloc>, Key, dltensor<A...>>> {};
+template <typename Key, typename... A, typename Hash, typename Equal>  // the shape of nanobind's own
+struct type_caster<std::unordered_map<Key, dltensor<A...>, Hash, Equal>>
+    : dltensor_container_caster<std::unordered_map<Key, dltensor<A...>, Hash, Equal>,
+                                dict_caster<std::unordered_map<Key, dltensor<A...>, Hash, Equal>, Key, dltensor<A...>>> {};
 
 template <typename... Args> class dltensor_object : public object {
 public:

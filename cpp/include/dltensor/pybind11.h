@@ -51,9 +51,16 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 #  error "dltensor needs pybind11 >= 2.13 (found an older pybind11, named above)"
 #endif
 
+#include <array>
+#include <deque>
 #include <initializer_list>
+#include <list>
+#include <map>
+#include <optional>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "allocation.h"
 #include "annotations.h"
@@ -465,6 +472,7 @@ public:
         h->set_source(im.source, im.source_framework);
         value = Value(h, true);
         m_consumed = im.consumed;
+        if (m_consumed) dlt::detail::note_consumed_capsule(m_consumed, h->owner());  // for a container's caster
         // Another object's tensor (a converted copy, a raw capsule's): the caster keeps its owner, and so the
         // tensor, until pybind11 destroys the call's casters, after the return's cast (a by-value parameter
         // is moved out of the caster and dropped before that); a reference_internal return finds it here.
@@ -542,6 +550,60 @@ type_caster<pybind11::dltensor<Args...>> &load_type(type_caster<pybind11::dltens
         throw dltensor_cast_error(dlt::refusal_message(h.ptr(), dltensor_signature<dlt::config<Args...>>::name.text));
     return conv;
 }
+
+} // namespace detail
+
+namespace detail {
+
+// Containers of tensors. A raw capsule that an element consumed is handed back when the container does
+// not go to the call (capsule_import.h: consumed_capsules). pybind11's casters for the containers come
+// from pybind11/stl.h, which the extension includes; declared here so that either order works.
+template <typename Type, typename Value> struct list_caster;
+template <typename ArrayType, typename Value, bool Resizable, size_t Size> struct array_caster;
+template <typename Type, typename Value> struct optional_caster;
+template <typename Type, typename Key, typename Value> struct map_caster;
+
+/// pybind11's caster `Base` for `Container`, whose conversions to the parameter mark the value taken.
+template <typename Container, typename Base> struct dltensor_container_caster : Base {
+    bool load(handle src, bool convert) {
+        dlt::detail::consumed_capsules_scope scope(m_consumed);
+        return Base::load(src, convert);
+    }
+    operator Container *() { m_consumed.take(); return Base::operator Container *(); }
+    operator Container &() { m_consumed.take(); return Base::operator Container &(); }
+    operator Container &&() && { m_consumed.take(); return static_cast<Base &&>(*this).operator Container &&(); }
+    dlt::detail::consumed_capsules m_consumed;
+};
+
+template <typename... A, typename Alloc>
+struct type_caster<std::vector<pybind11::dltensor<A...>, Alloc>>
+    : dltensor_container_caster<std::vector<pybind11::dltensor<A...>, Alloc>,
+                                list_caster<std::vector<pybind11::dltensor<A...>, Alloc>, pybind11::dltensor<A...>>> {};
+template <typename... A, typename Alloc>
+struct type_caster<std::deque<pybind11::dltensor<A...>, Alloc>>
+    : dltensor_container_caster<std::deque<pybind11::dltensor<A...>, Alloc>,
+                                list_caster<std::deque<pybind11::dltensor<A...>, Alloc>, pybind11::dltensor<A...>>> {};
+template <typename... A, typename Alloc>
+struct type_caster<std::list<pybind11::dltensor<A...>, Alloc>>
+    : dltensor_container_caster<std::list<pybind11::dltensor<A...>, Alloc>,
+                                list_caster<std::list<pybind11::dltensor<A...>, Alloc>, pybind11::dltensor<A...>>> {};
+template <typename... A, size_t Size>
+struct type_caster<std::array<pybind11::dltensor<A...>, Size>>
+    : dltensor_container_caster<std::array<pybind11::dltensor<A...>, Size>,
+                                array_caster<std::array<pybind11::dltensor<A...>, Size>, pybind11::dltensor<A...>, false, Size>> {};
+template <typename... A>
+struct type_caster<std::optional<pybind11::dltensor<A...>>>
+    : dltensor_container_caster<std::optional<pybind11::dltensor<A...>>,
+                                optional_caster<std::optional<pybind11::dltensor<A...>>, pybind11::dltensor<A...>>> {};
+template <typename Key, typename... A, typename Compare, typename Alloc>
+struct type_caster<std::map<Key, pybind11::dltensor<A...>, Compare, Alloc>>
+    : dltensor_container_caster<std::map<Key, pybind11::dltensor<A...>, Compare, Alloc>,
+                                map_caster<std::map<Key, pybind11::dltensor<A...>, Compare, Alloc>, Key, pybind11::dltensor<A...>>> {};
+template <typename Key, typename... A, typename Hash, typename Equal, typename Alloc>
+struct type_caster<std::unordered_map<Key, pybind11::dltensor<A...>, Hash, Equal, Alloc>>
+    : dltensor_container_caster<std::unordered_map<Key, pybind11::dltensor<A...>, Hash, Equal, Alloc>,
+                                map_caster<std::unordered_map<Key, pybind11::dltensor<A...>, Hash, Equal, Alloc>, Key,
+                                           pybind11::dltensor<A...>>> {};
 
 } // namespace detail
 
