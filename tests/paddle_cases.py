@@ -208,6 +208,26 @@ def test_one_tensor_returned_twice_is_one_paddle_tensor_released_once(m):
     assert m.common.owner_frees_without_gil() == 0
 
 
+@pytest.mark.parametrize("first, second", [("nanobind", "pybind11"), ("pybind11", "nanobind")])
+def test_one_view_returned_by_two_modules_is_one_paddle_tensor(first, second):
+    # Two extension modules (here the two backends) return one view: Paddle keeps one import per address,
+    # so the second must get the first's tensor, or one reference to the array would never be released.
+    from conftest import BACKENDS, load_backend
+    if not {first, second} <= set(BACKENDS):
+        pytest.skip("DLTENSOR_BACKENDS leaves a backend out")
+    a, b = load_backend(first), load_backend(second)
+    x = np.arange(4, dtype=np.float32)
+    gc.collect()
+    before = sys.getrefcount(x)
+    p1 = a.paddle.view_of(x)
+    p2 = b.paddle.view_of(x)
+    assert p2 is p1 and values(p2) == [0.0, 1.0, 2.0, 3.0]
+    assert sys.getrefcount(x) > before
+    del p1, p2
+    gc.collect()
+    assert sys.getrefcount(x) == before
+
+
 DROP_VIEWS = """
 import gc, importlib, sys
 sys.path.insert(0, sys.argv[1])

@@ -891,6 +891,12 @@ MUTANTS = [
            "    PyErr_Clear();",
            "a C++ write leaves Paddle's in-place version: a backward pass over saved values computes wrong gradients",
            t(PADDLE)),
+    Mutant("paddle_views_per_module", "frameworks/paddle.h",
+           "    live_views *views = live_views::get();",
+           "    static live_views own;\n    live_views *views = &own;",
+           "each module keeps its own table of views returned to Paddle: a view returned by two modules is two "
+           "imports of one address, and one reference to its owner is never released",
+           t(PADDLE)),
     Mutant("paddle_read_only_return_shared", "frameworks/paddle.h",
            "/*immutable*/ false, /*copies_read_only*/ true, frameworks::paddle::reason,",
            "/*immutable*/ false, /*copies_read_only*/ false, frameworks::paddle::reason,",

@@ -186,14 +186,14 @@ DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept
     if (!has_dtype(t.dtype)) return nullptr;
     if (has_negative_stride(t)) return from_c_ordered_copy(h);
     // One import per address (paddle_views.h): a view returned again while its tensor lives is that tensor.
-    live_views &views = live_views::get();
-    if (PyObject *same = views.find(t)) {
+    live_views *views = live_views::get();
+    if (PyObject *same = views ? views->find(t) : nullptr) {
         if (!copy) return same;
         const py_ref kept(same);
         return call_method(same, "clone").release();
     }
     PyObject *out = export_to_exchange_framework(fast_paths_enabled() ? process::get().api : nullptr, "paddle", h, copy);
-    if (out && !copy) views.remember(t, out);
+    if (out && !copy && views) views->remember(t, out);
     return out;
 }
 #else

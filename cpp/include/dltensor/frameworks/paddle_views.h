@@ -3,7 +3,10 @@
 // two capsules over one address, one deleter call), so that memory returned twice (one tensor returned as
 // a pair, or again while the first result lives) would never be released. This table remembers the
 // `paddle.Tensor` returned for each view (weakly): a view returned again while that tensor lives gets the
-// same tensor back, and a copy of it is that tensor's `clone()`. Views that differ only in shape or
+// same tensor back, and a copy of it is that tensor's `clone()`. The table is one for the process: every
+// extension module that returns to Paddle through dltensor (other packages, the other backend, a later
+// dltensor with the same table layout) finds it in the main interpreter's dict under `table_name`, which
+// names the layout, so that two modules returning one view share Paddle's one import. Views that differ only in shape or
 // strides at one address, views of more than `max_ndim` dimensions, and more than `capacity` live views
 // at once are not covered (docs/reference.md §13). Main interpreter only, GIL builds only (Paddle has no
 // free-threaded build). Written against the CPython C API only.
@@ -15,6 +18,7 @@
 #include <Python.h>
 
 #include <cstdint>
+#include <new>
 
 #include "../dlpack.h"
 #include "../interpreter.h"
@@ -29,14 +33,40 @@ public:
     static constexpr int capacity = 8;
     static constexpr int max_ndim = 8;
 
-    static live_views &get() noexcept {
-        static live_views table;  // per extension module; its weak references live as long as the process
+    /// The key and capsule name of the process's table; a new layout of `live_views` takes a new name.
+    static constexpr const char *table_name = "dltensor.paddle_live_views.v1";
+
+    /// The process's table (made at its first use, freed with the main interpreter's dict), or NULL where
+    /// none is used (a sub-interpreter, a free-threaded build, out of memory); no error left set.
+    static live_views *get() noexcept {
+        if (!usable()) return nullptr;
+        static PyObject *key = PyUnicode_InternFromString(table_name);  // main interpreter only: kept
+        PyObject *dict = PyInterpreterState_GetDict(PyInterpreterState_Get());  // borrowed
+        if (!key || !dict) { PyErr_Clear(); return nullptr; }
+        PyObject *capsule = PyDict_GetItemWithError(dict, key);  // borrowed
+        if (!capsule && !PyErr_Occurred()) {
+            live_views *fresh = new (std::nothrow) live_views();
+            PyObject *made = fresh ? PyCapsule_New(fresh, table_name, [](PyObject *c) noexcept {
+                delete static_cast<live_views *>(PyCapsule_GetPointer(c, table_name));
+            }) : nullptr;
+            if (!made) delete fresh;
+            capsule = made && PyDict_SetItem(dict, key, made) == 0 ? made : nullptr;
+            Py_XDECREF(made);  // the dict's now (the GIL makes this the only table made)
+        }
+        live_views *table = capsule ? static_cast<live_views *>(PyCapsule_GetPointer(capsule, table_name)) : nullptr;
+        PyErr_Clear();
         return table;
+    }
+
+    live_views() = default;
+    live_views(const live_views &) = delete;
+    live_views &operator=(const live_views &) = delete;
+    ~live_views() {
+        for (entry &e : entries_) Py_CLEAR(e.ref);
     }
 
     /// The live `paddle.Tensor` returned for exactly `t` (a new reference), or NULL (no error set).
     PyObject *find(const dlpack::Tensor &t) noexcept {
-        if (!usable()) return nullptr;
         for (entry &e : entries_) {
             if (!e.ref) continue;
             PyObject *o = alive(e);
@@ -48,7 +78,7 @@ public:
 
     /// Remembers `tensor` as what `t` returned (no error left set).
     void remember(const dlpack::Tensor &t, PyObject *tensor) noexcept {
-        if (!usable() || t.ndim > max_ndim) return;
+        if (t.ndim > max_ndim) return;
         entry *slot = nullptr;
         for (entry &e : entries_) {
             PyObject *o = e.ref ? alive(e) : nullptr;
