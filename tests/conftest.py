@@ -76,7 +76,8 @@ SANITIZE = os.environ.get("DLTENSOR_SANITIZE") == "1"
 TEST_CXX = os.environ.get("CXX", "").strip()
 TEST_BUILD = BUILD_ROOT / ("tests" + ("-sanitized" if SANITIZE else "") +
                            (f"-{Path(TEST_CXX.split()[0]).name}" if TEST_CXX else ""))
-SANITIZER_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
+# -g1: line tables for the sanitizers' stack traces, without the full debug information (a slower build).
+SANITIZER_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g1"
 
 # Test files that neither load the test modules nor run dltensor's C++ in this process (documents, stubs,
 # packaging, other interpreters, the examples' own build, compile errors, the mutation list, the shared
@@ -97,9 +98,12 @@ def load_backend(backend: str):
             build = cmake_build(HERE, TEST_BUILD,
                                 [f"-DCMAKE_CXX_FLAGS={SANITIZER_FLAGS}",
                                  f"-DCMAKE_SHARED_LINKER_FLAGS={SANITIZER_FLAGS}",
-                                 f"-DCMAKE_MODULE_LINKER_FLAGS={SANITIZER_FLAGS}", "-DDLTENSOR_TEST_UNITY=OFF",
-                                 # no link-time optimization (pybind11's default): it finds nothing the
-                                 # sanitizers need and took minutes to link Clang's sanitized module
+                                 f"-DCMAKE_MODULE_LINKER_FLAGS={SANITIZER_FLAGS}",
+                                 # -O1, as the sanitizers' own documentation suggests (the plain build is
+                                 # the optimized one), and no link-time optimization (pybind11's default):
+                                 # it finds nothing the sanitizers need and took minutes to link Clang's
+                                 # sanitized module
+                                 "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG",
                                  "-DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF"],
                                 targets=targets)
         else:

@@ -1,11 +1,12 @@
 """Every compiler extension authors build with: the test modules' sources (both backends, every feature the
 suite binds) and the core compile with the oldest and newest Clang, with libstdc++ and libc++, under C++17
-to C++23, and as CUDA with nvcc; under GCC and Clang without one warning from dltensor's headers under
+to C++23, and through nvcc's CUDA front end; under GCC and Clang without one warning from dltensor's headers under
 pybind11's own warning flags and -Werror, the headers included as ordinary (-I) headers. What runs: the
 suite itself is run on GCC's build (the plain run) and Clang's (tests/sanitize.sh), the examples on GCC's,
 Clang's (libc++) and nvcc's builds (test_examples.py)."""
 import json
 import os
+import re
 import shlex
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -76,8 +77,8 @@ def test_sources_compile_without_warnings(name, compiler, std, extra, werror, ba
         pytest.skip(f"{compiler} finds no libc++")
     units = [u for u in translation_units() if u[0] in (backend, "core" if backend == "nanobind" else None)]
     assert len(units) >= 3, units  # the unity batches, the source kept out of them (and the core)
-    if compiler == toolchains.NVCC:
-        mode = ["-c", "-o", os.devnull, "-Xcompiler", "-fPIC"]
+    if compiler == toolchains.NVCC:  # nvcc's CUDA front end (cudafe++); the examples' nvcc build compiles fully
+        mode = ["--cuda", "-o", os.devnull]
     else:
         mode = ["-fsyntax-only", *toolchains.WARNING_FLAGS, "-Werror"]
 
@@ -91,6 +92,44 @@ def test_sources_compile_without_warnings(name, compiler, std, extra, werror, ba
         results = list(pool.map(compile_one, units))
     failed = [f"{Path(s).name}:\n{out[-4000:]}" for s, rc, out in results if rc != 0 or (werror and "warning:" in out)]
     assert not failed, f"{name} ({backend}):\n" + "\n".join(failed)
+
+
+# The only places outside config.h where a GCC/Clang extension may appear, each beside its other path.
+EXTENSIONS_ELSEWHERE = {
+    "construction.h": "__attribute__((unavailable",  # under __has_attribute; else the static_assert refuses
+    "process_state.h": "__PRETTY_FUNCTION__",  # MSVC: __FUNCSIG__ (the #if above it)
+}
+
+
+def test_compiler_extensions_have_a_path_for_every_compiler():
+    """MSVC cannot run here: what the headers use of GCC and Clang goes through config.h's macros, each
+    with a path for other compilers (MSVC's own or plain C++), or appears where EXTENSIONS_ELSEWHERE says."""
+    extension = ("__attribute__", "__builtin_", "__PRETTY_FUNCTION__", "__int128", "__typeof", "__extension__")
+    found = []
+    for header in sorted((REPO / "cpp" / "include" / "dltensor").rglob("*")):
+        if header.suffix not in (".h", ".cpp") or header.name in ("config.h", "dlpack.h"):
+            continue
+        for n, line in enumerate(header.read_text().splitlines(), 1):
+            code = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line).split("//")[0]  # no string or comment
+            for word in extension:
+                if word in code and not (EXTENSIONS_ELSEWHERE.get(header.name, "\0") in code):
+                    found.append(f"{header.name}:{n}: {line.strip()}")
+    assert not found, "use config.h's macros:\n" + "\n".join(found)
+    # In config.h each GCC/Clang branch has another (#elif or #else) before its #endif.
+    lines = (REPO / "cpp" / "include" / "dltensor" / "config.h").read_text().splitlines()
+    for n, line in enumerate(lines):
+        if line.startswith("#if defined(__GNUC__)") or line.startswith("#if defined(DLTENSOR_CORE_LIBRARY_BUILD) && defined(__GNUC__)"):
+            depth, other = 0, False
+            for later in lines[n + 1:]:
+                if later.startswith("#if"):
+                    depth += 1
+                elif later.startswith("#endif"):
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif depth == 0 and later.startswith(("#else", "#elif")):
+                    other = True
+            assert other, f"config.h:{n + 1}: {line} has no path for other compilers"
 
 
 def test_ci_installs_every_compiler():

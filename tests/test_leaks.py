@@ -20,7 +20,9 @@ tf = pytest.importorskip("tensorflow")
 # Per path. Under the sanitizers (tests/sanitize.sh: memory errors, not growth, are what is looked for)
 # a tenth as many calls run every path just as well in a tenth of the time.
 CALLS = 10_000 if SANITIZE else 100_000
-SLOW_PATHS = ("return jax", "tensorflow", "exporter")  # slow producers: a tenth of the calls
+# slow producers, and a refusal (pybind11 formats every overload's signature into its TypeError, about a
+# millisecond a call): a tenth of the calls
+SLOW_PATHS = ("return jax", "tensorflow", "exporter", "rejected")
 SLOW_CALLS = CALLS // 10
 WARMUP = 2000  # calls before measuring
 COUNTED_DELETERS = ("capsule", "exporter")  # paths whose producer deleters the module counts

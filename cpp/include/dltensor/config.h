@@ -17,8 +17,19 @@
 /// members out of line in the caster, at 10-20 instructions an argument).
 #if defined(__GNUC__)
 #define DLTENSOR_HOT_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define DLTENSOR_HOT_INLINE __forceinline
 #else
 #define DLTENSOR_HOT_INLINE inline
+#endif
+
+/// A function kept out of line (its callers' code stays small).
+#if defined(__GNUC__)
+#define DLTENSOR_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define DLTENSOR_NOINLINE __declspec(noinline)
+#else
+#define DLTENSOR_NOINLINE
 #endif
 
 /// Code that runs once or on failure (first-call set-up, refusals): out of line and laid out apart, so
@@ -26,7 +37,7 @@
 #if defined(__GNUC__)
 #define DLTENSOR_COLD __attribute__((noinline, cold))
 #else
-#define DLTENSOR_COLD
+#define DLTENSOR_COLD DLTENSOR_NOINLINE
 #endif
 
 /// The refusal paths (conversions, lists): an inline function that is DLTENSOR_COLD.

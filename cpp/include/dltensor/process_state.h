@@ -187,10 +187,7 @@ DLTENSOR_HOT_INLINE bool enter_interpreter() noexcept {
 /// enter_interpreter() behind a call: for entries where its inlined code costs more than the call (in
 /// pybind11's constructors with an owner it stopped the optimizer from inlining tensor_handle::create(),
 /// +80 instructions a return).
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-inline bool enter_interpreter_called() noexcept {
+DLTENSOR_NOINLINE inline bool enter_interpreter_called() noexcept {
     return enter_interpreter();
 }
 
