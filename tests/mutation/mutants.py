@@ -1018,7 +1018,7 @@ MUTANTS = [
            "the pending call is asked for only once per process: later Paddle returns never free their owner",
            t(PADDLE)),
     Mutant("paddle_view_returned_twice_imported_twice", "frameworks/paddle.h",
-           "    if (out && !copy) views.remember(t, out);\n",
+           "    if (out && !copy && views) views->remember(t, out);\n",
            "",
            "a view returned twice is imported by Paddle twice, which loses one deleter: the owner is never released",
            t(PADDLE)),
