@@ -202,6 +202,40 @@ def test_downstream_project_builds_with_clang_and_behaves():
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
 
 
+CUDA_CONTAINERS_CHECK = """
+import sys, numpy as np, torch
+sys.path.insert(0, sys.argv[1])
+import cuda_containers_nanobind as a, cuda_containers_pybind11 as b
+wrap = {"vector": lambda x: [x], "list": lambda x: [x], "array": lambda x: [x], "optional": lambda x: x,
+        "map": lambda x: {"k": x}, "unordered_map": lambda x: {"k": x}}
+for m in (a, b):
+    for name, make in wrap.items():
+        x = np.zeros(3, np.float32)
+        assert getattr(m, name)(make(x), 2) == 1 and x.tolist() == [2.0] * 3, (m, name)
+        t = torch.zeros(2)
+        cap = torch.utils.dlpack.to_dlpack(t)
+        try:
+            getattr(m, name)(make(cap), "not an int")
+        except TypeError:
+            pass
+        assert "used" not in repr(cap), (m, name)  # handed back
+        assert getattr(m, name)(make(cap), 3) == 1 and t.tolist() == [3.0, 3.0], (m, name)
+    assert m.vector([], 1) == 0 and m.optional(None, 1) == 0 and m.vector_ref([np.zeros(1, np.float32)], 1) == 1
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not toolchains.have(toolchains.NVCC), reason=f"{toolchains.NVCC} is not installed")
+def test_containers_of_tensors_in_a_cuda_source_load_and_hand_back_capsules():
+    """tests/cuda_containers: a module compiled as CUDA by nvcc, on both backends, called with every
+    container of tensors dltensor specializes (CPU tensors): each loads, calls and hands a capsule back."""
+    from cmake_build import cmake_build
+    build = cmake_build(HERE / "cuda_containers", BUILD_ROOT / "cuda-containers")
+    done = subprocess.run([os.sys.executable, "-c", CUDA_CONTAINERS_CHECK, str(build)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr[-4000:]
+
+
 @pytest.mark.parametrize("source, backend", [("bench_module.cpp", "nanobind"), ("bench_pybind11.cpp", "pybind11")])
 @pytest.mark.parametrize("compiler", [toolchains.CLANG_OLDEST, toolchains.CLANG_NEWEST])
 def test_benchmark_modules_compile_with_clang(source, backend, compiler):

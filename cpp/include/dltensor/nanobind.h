@@ -573,13 +573,15 @@ template <typename Dict, typename Key, typename Val> struct dict_caster;
 
 /// nanobind's caster `Base` for `Container`, whose conversions to the parameter mark the value taken.
 template <typename Container, typename Base> struct dltensor_container_caster : Base {
+    // The base's members are called through a `Base &` (nvcc's front end took `Base::f()` for this class's
+    // own `f`: a call to itself).
     bool from_python(handle src, uint32_t flags, cleanup_list *cleanup) noexcept {
         dlt::detail::consumed_capsules_scope scope(m_consumed);
-        return Base::from_python(src, flags, cleanup);
+        return static_cast<Base &>(*this).from_python(src, flags, cleanup);
     }
-    explicit operator Container *() { m_consumed.take(); return Base::operator Container *(); }
-    explicit operator Container &() { m_consumed.take(); return Base::operator Container &(); }
-    explicit operator Container &&() { m_consumed.take(); return Base::operator Container &&(); }
+    explicit operator Container *() { m_consumed.take(); return static_cast<Base &>(*this).operator Container *(); }
+    explicit operator Container &() { m_consumed.take(); return static_cast<Base &>(*this).operator Container &(); }
+    explicit operator Container &&() { m_consumed.take(); return static_cast<Base &>(*this).operator Container &&(); }
     dlt::detail::consumed_capsules m_consumed;
 };
 

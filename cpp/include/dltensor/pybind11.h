@@ -565,12 +565,14 @@ template <typename Type, typename Key, typename Value> struct map_caster;
 
 /// pybind11's caster `Base` for `Container`, whose conversions to the parameter mark the value taken.
 template <typename Container, typename Base> struct dltensor_container_caster : Base {
+    // The base's members are called through a `Base &` (nvcc's front end took `Base::f()` for this class's
+    // own `f`: a call to itself).
     bool load(handle src, bool convert) {
         dlt::detail::consumed_capsules_scope scope(m_consumed);
-        return Base::load(src, convert);
+        return static_cast<Base &>(*this).load(src, convert);
     }
-    operator Container *() { m_consumed.take(); return Base::operator Container *(); }
-    operator Container &() { m_consumed.take(); return Base::operator Container &(); }
+    operator Container *() { m_consumed.take(); return static_cast<Base &>(*this).operator Container *(); }
+    operator Container &() { m_consumed.take(); return static_cast<Base &>(*this).operator Container &(); }
     operator Container &&() && { m_consumed.take(); return static_cast<Base &&>(*this).operator Container &&(); }
     dlt::detail::consumed_capsules m_consumed;
 };
