@@ -765,8 +765,8 @@ MUTANTS = [
            t(SEAMS, "test_capsule_in_a_container_left_usable_when_the_call_does_not_go_ahead",
              "test_capsule_in_a_vector_binds_in_the_next_overload")),
     Mutant("container_call_not_marked_taken", "nanobind.h",
-           "explicit operator Container &() { m_consumed.take(); return Base::operator Container &(); }",
-           "explicit operator Container &() { return Base::operator Container &(); }",
+           "explicit operator Container &() { m_consumed.take(); return static_cast<Base &>(*this).operator Container &(); }",
+           "explicit operator Container &() { return static_cast<Base &>(*this).operator Container &(); }",
            "nanobind: a capsule inside a container passed by const reference to a call that went ahead is "
            "handed back (consumed twice)",
            t(SEAMS, "test_capsule_in_a_container_whose_call_went_ahead_stays_consumed")),
