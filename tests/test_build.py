@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SANITIZE, TEST_BUILD, load_backend
+from conftest import TEST_BUILD, load_backend
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -44,11 +44,9 @@ def test_cmake_target_compiles_the_core_once_and_the_module_only_its_declaration
     assert str(REPO / "cpp" / "include" / "dltensor" / "core.cpp") in core[0]
     modules = [c for c in commands if " -c " in c and "CMakeFiles/dltensor_test_" in c]  # unity batches or not
     assert modules and all("-DDLTENSOR_CORE_LIBRARY" in c for c in modules), modules
-    # The plain build compiles the test sources in unity batches (tests/CMakeLists.txt), the sanitized one
-    # every source alone, as extension authors do: CI covers both.
+    # Both builds, plain and sanitized, compile the test sources in unity batches (tests/CMakeLists.txt).
     batches = [c for c in modules if "/Unity/unity_" in c]
-    assert (not batches and len(modules) > 40) if SANITIZE else (0 < len(batches) <= 6 and len(modules) <= 8), \
-        modules
+    assert 0 < len(batches) <= 6 and len(modules) <= 8, modules
     # Machine code only, one section per function: no LTO bytecode, over which GCC's linker plugin would
     # run LTO in every plain (nanobind) link, and a --gc-sections link keeps only what a module calls.
     assert "-ffunction-sections" in core[0] and "-flto" not in core[0], core[0]
