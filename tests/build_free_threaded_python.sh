@@ -77,7 +77,7 @@ say "configure --disable-gil ${CONFIGURE_EXTRA[*]} --prefix=$PREFIX"
 mkdir -p "$WORK/build"
 cd "$WORK/build"
 # Debian's source disables ensurepip (and drops its bundled wheels): pip is bootstrapped below from PyPI.
-"$src/configure" --disable-gil "${CONFIGURE_EXTRA[@]}" --prefix="$PREFIX" --with-ensurepip=no \
+"$src/configure" --disable-gil "${CONFIGURE_EXTRA[@]}" --prefix="$PREFIX" --with-ensurepip=no --disable-test-modules \
     >"$WORK/configure.log" 2>&1 || { tail -n 20 "$WORK/configure.log" >&2; exit 1; }
 say "make -j$(nproc) (progress every 200 lines; log: $WORK/make.log)"
 if ! make -j"$(nproc)" 2>&1 | tee "$WORK/make.log" |

@@ -150,6 +150,16 @@ def _about_pytorch(item) -> bool:
 MAX_WORKERS = 4
 
 
+# The files that take longest (their builds, subprocesses and loops; CI's --durations list), longest first.
+# pytest-xdist hands out whole files in collection order (`--dist loadfile`), so these go first and the
+# many short files fill the workers' time at the end; xdist's own reordering (by number of tests per file)
+# would send these last, where one of them would keep a single worker busy while the others idle.
+LONGEST_FIRST = ["test_examples.py", "test_compilers.py", "test_shared_core.py", "test_leaks.py",
+                 "test_subinterpreters.py", "test_lifecycle.py", "test_python_versions.py",
+                 "test_compile_errors.py", "test_stubgen.py", "test_free_threaded.py", "test_paddle.py",
+                 "test_downstream_package.py", "test_package.py", "test_release.py"]
+
+
 def pytest_xdist_auto_num_workers(config):
     return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                       else os.cpu_count() or 1))
@@ -161,6 +171,8 @@ def pytest_configure(config):
                             "backend's instance is deselected, not skipped")
     config.addinivalue_line("markers", "slow: a file of SLOW_FILES (tests/conftest.py), left out of the quick "
                                        "subset by -m \"not slow\"")
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist >= 3.6: keep LONGEST_FIRST's order
+        config.option.loadscopereorder = False
     capture = config.pluginmanager.getplugin("capturemanager")
     if capture is not None:  # build progress (tests/cmake_build.py) reaches the terminal, also without a tty
         def write(line):
@@ -198,6 +210,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
     dropped = [item for item in items if getattr(item, "callspec", None) is not None and _left_out(item)]
     if dropped:
         ids = {id(item) for item in dropped}
