@@ -14,6 +14,7 @@ quick subset, a few minutes (README.md, "The tests"):
 slow"`` leaves out the files in SLOW_FILES (builds of their own, other interpreters, compilers, long loops).
 Tests left out by either variable are reported as deselected.
 """
+import gc
 import importlib
 import inspect
 import os
@@ -111,6 +112,17 @@ def load_backend(backend: str):
         sys.path.insert(0, str(build))
         _modules[backend] = importlib.import_module(f"dltensor_test_{backend}")
     return _modules[backend]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def frozen_imports():
+    """What the test files imported (NumPy, PyTorch, JAX, TensorFlow: millions of objects) is moved out of
+    the cyclic collector's sight once per process, before the first test: each gc.collect() a test makes
+    then scans only what the tests made (0.26 s a call with all four frameworks imported, microseconds after)."""
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture(scope="session", params=ALL_BACKENDS)  # narrowed by deselection: _left_out

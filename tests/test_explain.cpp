@@ -1,8 +1,18 @@
 // tests/test_explain.cpp: parameters of every kind, for tests/test_explain.py to pin the explanation of
 // each refusal (registered as the submodule `explain`): dtype, ndim, extent, device, order, read-only
-// sources, PyTorch state, misalignment, non-tensors; and an overloaded function whose second overload
-// matches what the first refuses.
+// sources, PyTorch state, misalignment, non-tensors; overloaded functions (the second overload matches
+// what the first refuses; a refusal of the exact pass alone; a .noconvert() tensor refused by both passes);
+// elements of containers of tensors.
 #include "backend.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#if !defined(DLTENSOR_TEST_PYBIND11)  // pybind11's come with pybind11/stl.h (backend.h)
+#  include <nanobind/stl/map.h>
+#  include <nanobind/stl/vector.h>
+#endif
 
 void init_explain(py::module_ &parent) {
     py::module_ m = parent.def_submodule("explain", "Explained refusals (tests/test_explain.py).");
@@ -22,4 +32,24 @@ void init_explain(py::module_ &parent) {
     // Overloads: float64 first, float32 second; a float32 argument is refused by the first.
     m.def("overloaded", [](py::dltensor<double, py::ndim<1>> x) { return 64 + 0 * x.size(); }, py::arg("x"));
     m.def("overloaded", [](py::dltensor<float, py::ndim<1>> x) { return 32 + 0 * x.size(); }, py::arg("x"));
+    // Overloads whose converting pass binds `x` and fails on `n`: x's only refusal is the exact pass's.
+    m.def("first_pass", [](py::dltensor<const float, py::ndim<1>> x, int n) { return x.size() + (size_t) n; },
+          py::arg("x"), py::arg("n"));
+    m.def("first_pass", [](const std::string &s) { return s.size(); }, py::arg("s"));
+    // Overloads with a .noconvert() tensor: both passes refuse it (`factor` converts, so both try it).
+    m.def("strict_pair", [](py::dltensor<const float, py::ndim<1>> x, double factor) {
+        return (double) x.size() * factor;
+    }, py::arg("x").noconvert(), py::arg("factor"));
+    m.def("strict_pair", [](const std::string &s) { return (double) s.size(); }, py::arg("s"));
+    // Containers of tensors: a refused element is named by its index or key.
+    m.def("sum_sizes", [](const std::vector<py::dltensor<const float, py::ndim<1>>> &xs) {
+        size_t n = 0;
+        for (const auto &x : xs) n += x.size();
+        return n;
+    }, py::arg("xs"));
+    m.def("sum_named", [](const std::map<std::string, py::dltensor<const float, py::ndim<1>>> &xs) {
+        size_t n = 0;
+        for (const auto &kv : xs) n += kv.second.size();
+        return n;
+    }, py::arg("xs"));
 }

@@ -4,6 +4,7 @@ backends and both import paths; one text per mismatch kind. The TypeError's own 
 writability for writable parameters too."""
 import importlib.util
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -226,3 +227,71 @@ def test_a_producers_copy_for_a_writable_parameter_is_explained(m, e):
 ], ids=["character buffer", "byte size past int64"])
 def test_a_malformed_or_undescribable_tensor_is_explained_by_its_cause(e, make, cause):
     assert cause in refused(e.total, make())
+
+
+def test_a_refusal_of_the_exact_pass_alone_does_not_claim_noconvert(e):
+    # The converting pass binds x (int64 -> float32) and fails on n: x's only record is the exact pass's.
+    text = refused(e.first_pass, np.zeros(3, np.int64), "not an int")
+    assert ("argument `x` of overload 1 (numpy.ndarray): dtype int64, expected float32 in the exact first "
+            "pass of overloads only (the converting pass bound this argument or did not try it)") in text, text
+    assert ".noconvert()" not in text, text
+
+
+def test_a_noconvert_tensor_refused_by_both_passes_names_noconvert(e):
+    text = refused(e.strict_pair, np.zeros(3, np.int64), 2.0)
+    assert ("argument `x` of overload 1 (numpy.ndarray): dtype int64, expected float32, and conversion is off "
+            "(.noconvert())") in text, text
+
+
+def test_an_explanation_read_without_explain_names_both_causes(e):
+    explain_module.refusals(clear=True)
+    with pytest.raises(TypeError):
+        e.total_strict(np.zeros(3))
+    (record,) = explain_module.refusals(clear=True)
+    assert record.explanation.endswith(explain_module._NO_CONVERSION) and record.convert is False
+    assert record.writable is False and record.when > 0
+
+
+@pytest.mark.parametrize("container", ["list", "tuple"])
+def test_a_refused_element_of_a_list_is_named_by_its_index(e, container):
+    xs = [np.zeros(3, np.float32), np.zeros((2, 2), np.float32)]
+    text = refused(e.sum_sizes, xs if container == "list" else tuple(xs))
+    assert "element [1] of argument `xs` (numpy.ndarray): ndim 2, expected 1" in text, text
+
+
+def test_a_refused_value_of_a_dict_is_named_by_its_key(e):
+    text = refused(e.sum_named, {"a": np.zeros(3, np.float32), "b": np.zeros(3, np.complex64)})
+    assert "element ['b'] of argument `xs` (numpy.ndarray): dtype complex64, expected float32" in text, text
+
+
+def test_a_refusal_inside_a_wrapper_is_explained_and_is_the_last_refusal(e):
+    def wrapper(values):  # hands the binding an object of its own, not the caller's
+        return e.scale(np.asarray(values, np.float64), 2.0)
+
+    text = refused(wrapper, [1.0, 2.0])
+    assert "an argument of a call inside this one (numpy.ndarray): dtype float64, expected float32" in text, text
+    with pytest.raises(TypeError):
+        wrapper([1.0])
+    last = explain_module.last_refusal()
+    assert last.kind == "dtype" and "dtype float64, expected float32" in last.explanation
+    with pytest.raises(TypeError):
+        e.total("text")
+    assert explain_module.last_refusal().kind == "invalid"  # the newest, from whichever module
+    explain_module.refusals(clear=True)
+    assert explain_module.last_refusal() is None
+
+
+@pytest.mark.only_backend("pybind11")  # a kept array_t overload (docs/migration.md: Dtypes DLPack lacks)
+def test_an_argument_refused_as_writable_then_converted_by_another_overload_warns(m):
+    read_only_out = read_only(np.zeros(3, np.float32))
+    with pytest.warns(explain_module.BoundElsewhereWarning, match="read-only source .* its writes went to a copy"):
+        assert explain(m.porting.fill_seven_trap, read_only_out) == "array_t"
+    assert read_only_out.tolist() == [0.0] * 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = np.zeros(3, np.float32)
+        assert explain(m.porting.fill_seven_trap, out) == "dltensor"  # nothing refused: no warning
+        wide = np.zeros(3, np.longdouble)
+        assert explain(m.porting.fill_seven_trap, wide) == "array_t"  # refused in the exact pass only
+    with pytest.raises(TypeError, match="incompatible function arguments"):  # the fix: .noconvert()
+        explain(m.porting.fill_seven, read_only_out)

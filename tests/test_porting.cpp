@@ -90,6 +90,17 @@ void init_porting(py::module_ &parent) {
     }, py::arg("out"));
 #endif
 
+    // ---- a tagged .noconvert() parameter, renamed from nb::ndarray (sparse_dot_topn's spelling), and the
+    // port's fix (the tag dropped); overloads per dtype, as its templates make them
+    m.def("tagged_total", [](py::dltensor<py::numpy, const float, py::ndim<1>> x) { return 32 + 0 * x.size(); },
+          py::arg("x").noconvert());
+    m.def("tagged_total", [](py::dltensor<py::numpy, const double, py::ndim<1>> x) { return 64 + 0 * x.size(); },
+          py::arg("x").noconvert());
+    m.def("untagged_total", [](py::dltensor<const float, py::ndim<1>> x) { return 32 + 0 * x.size(); },
+          py::arg("x").noconvert());
+    m.def("untagged_total", [](py::dltensor<const double, py::ndim<1>> x) { return 64 + 0 * x.size(); },
+          py::arg("x").noconvert());
+
     // ---- results of a local container -----------------------------------------------------------------
     def_local_results<py::numpy>(m, "numpy");
     def_local_results<py::pytorch>(m, "pytorch");

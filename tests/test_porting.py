@@ -465,3 +465,18 @@ def test_kept_array_t_overload_takes_only_its_dtype_with_noconvert(p, fixed):
             f(read_only)
     else:
         assert f(read_only) == "array_t" and read_only.tolist() == [0.0] * 3  # silently not written
+
+
+# --- a framework tag on a .noconvert() parameter (a port from nb::ndarray, which ignores the tag) ----------
+
+def test_a_tagged_noconvert_parameter_takes_only_its_framework_and_the_untagged_port_takes_all(pm):
+    torch = pytest.importorskip("torch")
+    jax = pytest.importorskip("jax")
+    for f in (pm.tagged_total, pm.untagged_total):  # NumPy: by dtype, either spelling
+        assert f(np.zeros(3, np.float32)) == 32 and f(np.zeros(3, np.float64)) == 64
+    others = [torch.zeros(3, dtype=torch.float64), jax.numpy.zeros(3, jax.numpy.float32)]
+    for x in others:  # the tag restricts every attempt without conversion: refused (reference §3)
+        with pytest.raises(TypeError, match="incompatible function arguments"):
+            pm.tagged_total(x)
+    # with the tag dropped, as the guide says, both frameworks bind by dtype, as nb::ndarray took them
+    assert [pm.untagged_total(x) for x in others] == [64, 32]

@@ -7,11 +7,11 @@ This package ships the C++ headers and a CMake package; it has no compiled code 
 """
 from pathlib import Path
 
-from .explain import explain, refusals
+from .explain import BoundElsewhereWarning, explain, last_refusal, refusals
 
 # The one place the version is written: pyproject.toml and CMakeLists.txt read this line (tests/test_release.py).
 __version__ = "0.1.0"
-__all__ = ["include_dir", "cmake_dir", "explain", "refusals", "Tensor", "__version__"]
+__all__ = ["include_dir", "cmake_dir", "explain", "refusals", "last_refusal", "BoundElsewhereWarning", "Tensor", "__version__"]
 
 _HERE = Path(__file__).resolve().parent
 

@@ -10,12 +10,30 @@ signatures alone, so the reasons are read here::
     # TypeError: scale(): incompatible function arguments. ...
     # dltensor: argument `x` (numpy.ndarray) of overload 1: dtype float64, expected float32; ...
 
-``dltensor.refusals()`` returns the raw records of the calling thread (oldest first).
+``dltensor.refusals()`` returns the raw records of the calling thread (oldest first);
+``dltensor.last_refusal()`` the newest one, also for a refusal inside a wrapper's call.
 """
 import re
 import sys
+import warnings
 
-__all__ = ["explain", "refusals", "Refusal"]
+__all__ = ["explain", "refusals", "last_refusal", "Refusal", "BoundElsewhereWarning"]
+
+# The end of an explanation whose attempt allowed no conversion (refusal.h: no_conversion_text). explain()
+# narrows it: `.noconvert()` where no exact first pass ran (one overload) or where both passes refused the
+# argument; the exact pass alone where only it did (the converting pass bound the argument, or never tried
+# it: an earlier argument of the overload failed, or pybind11 skips an overload whose arguments are all
+# `.noconvert()`).
+_NO_CONVERSION = ", without conversion (.noconvert(), or the exact first pass of overloads)"
+_NOCONVERT = ", and conversion is off (.noconvert())"
+_FIRST_PASS = (" in the exact first pass of overloads only (the converting pass bound this argument or did not "
+               "try it)")
+
+
+class BoundElsewhereWarning(UserWarning):
+    """``explain()``: a writable dltensor parameter refused an argument in the converting pass, and the call
+    still succeeded, so a later overload took the argument with conversion allowed (a ``py::array_t``
+    without ``.noconvert()`` writes into a temporary copy)."""
 
 
 class Refusal:
@@ -24,11 +42,16 @@ class Refusal:
     ``TypeError`` may list that parameter: pybind11 >= 3 lists a ``.noconvert()`` argument in its return
     form)."""
 
-    __slots__ = ("object", "type", "kind", "explanation", "signature", "forms")
+    __slots__ = ("object", "type", "kind", "explanation", "signature", "forms", "convert", "writable", "when")
 
     def __init__(self, record: dict):
         for name in ("object", "type", "kind", "explanation"):
             setattr(self, name, record[name])
+        # whether the attempt allowed conversion, whether the parameter is writable, when (steady clock, ns);
+        # None / 0 in the records of a module built with an older dltensor
+        self.convert = record.get("convert")
+        self.writable = record.get("writable")
+        self.when = record.get("when", 0)
         # "...@parameter type@return type@..." (dltensor/signature.h) where the backend names both forms
         text = record["signature"]
         m = re.fullmatch(r"([^@]*)@([^@]*)@([^@]*)@([^@]*)", text)
@@ -52,6 +75,13 @@ def refusals(clear: bool = False) -> list:
     for reader in _readers():
         out.extend(Refusal(r) for r in reader(clear))
     return out
+
+
+def last_refusal():
+    """The calling thread's newest refusal in any extension module built with dltensor (a ``Refusal``), or
+    None: for a call that failed inside a wrapper, whose own arguments ``explain()`` does not see."""
+    records = refusals()
+    return max(records, key=lambda r: r.when) if records else None
 
 
 def _split_top_level(text: str) -> list:
@@ -88,31 +118,63 @@ def _overloads(message: str) -> list:
 
 def _describe(records, args, kwargs, message) -> list:
     """One line per refused argument and overload: the last record of each (object, parameter) pair (the
-    converting pass comes after the exact one)."""
-    last = {}
+    converting pass comes after the exact one). An element of a list, tuple or dict argument is named by its
+    index or key. When no record matches an argument (a wrapper called the binding with objects of its
+    own), each is described as a call inside this one."""
+    last, exact = {}, {}
     for r in records:
-        last[(r.object, r.forms)] = r
-    positions = {}
+        key = (r.object, r.forms)
+        exact[key] = exact.get(key, 0) + (r.convert is False)
+        last[key] = r
+    positions, elements = {}, {}
     for i, a in enumerate(args):
         positions.setdefault(id(a), []).append(i)
     keywords = {id(v): k for k, v in kwargs.items()}
+    for outer, a in [*enumerate(args), *kwargs.items()]:
+        items = a.items() if isinstance(a, dict) else enumerate(a) if isinstance(a, (list, tuple)) else ()
+        for index, e in items:
+            elements.setdefault(id(e), (outer, index))
     overloads = _overloads(message)
     lines = []
     for (obj, forms), r in last.items():
+        explanation = r.explanation
+        if r.convert is False:
+            once = len(overloads) > 1 and exact[obj, forms] == 1
+            explanation = explanation.replace(_NO_CONVERSION, _FIRST_PASS if once else _NOCONVERT)
+        direct = obj in positions or obj in keywords
+        outer, index = (None, None) if direct else elements.get(obj, (None, None))
+        if not direct and outer is None:
+            continue  # a record of a call inside this one (below)
         where = []
         for number, params in overloads or [(None, [])]:
+            at = [outer] if outer is not None else positions.get(obj, [])
             names = [keywords[obj]] if obj in keywords else [
-                params[i][0] if i < len(params) else f"#{i + 1}" for i in positions.get(obj, [])]
+                a if isinstance(a, str) else params[a][0] if a < len(params) else f"#{a + 1}" for a in at]
             # The parameter's type text holds the refusing signature (also inside `Optional[...]` /
-            # `... | None` for an optional parameter).
+            # `... | None` for an optional parameter, and inside a container's type for an element).
             matches = [n for n, t in params if any(f and f in t for f in forms) and n in names] if params else names
             for n in (matches or ([] if params else names)):
-                where.append(f"argument `{n}`" + (f" of overload {number}" if len(overloads) > 1 else ""))
-        if not where and obj not in positions and obj not in keywords:
-            continue  # a refusal from another call
+                label = f"argument `{n}`" if outer is None else f"element [{index!r}] of argument `{n}`"
+                where.append(label + (f" of overload {number}" if len(overloads) > 1 else ""))
         label = ", ".join(where) if where else "an argument"
-        lines.append(f"dltensor: {label} ({r.type}): {r.explanation}")
+        lines.append(f"dltensor: {label} ({r.type}): {explanation}")
+    if not lines:  # a wrapper's call inside the one explained: its arguments are not these
+        lines = [f"dltensor: an argument of a call inside this one ({r.type}): {r.explanation}"
+                 for r in last.values()]
     return lines
+
+
+def _warn_bound_elsewhere(records, args, kwargs) -> None:
+    """After explain()'s call succeeded: a writable parameter's converting-pass refusal of one of its
+    arguments means that another overload took that argument with conversion allowed."""
+    ids = {id(a) for a in [*args, *kwargs.values()]}
+    for r in records:
+        if r.writable and r.convert and r.object in ids:
+            warnings.warn(f"dltensor: a writable parameter refused an argument ({r.type}: {r.explanation}), "
+                          "and another overload of the function took it with conversion allowed: if that "
+                          "overload converts (py::array_t without .noconvert()), its writes went to a copy",
+                          BoundElsewhereWarning, stacklevel=3)
+            return
 
 
 def explain(function, *args, **kwargs):
@@ -121,7 +183,7 @@ def explain(function, *args, **kwargs):
     refused tensor argument (``add_note``; before Python 3.11 the lines are appended to the message)."""
     refusals(clear=True)
     try:
-        return function(*args, **kwargs)
+        result = function(*args, **kwargs)
     except TypeError as error:
         # Only overload resolution's own TypeError lists refused arguments: one raised by a function body
         # (after an earlier overload refused) is left as it is. The records stay for refusals().
@@ -135,3 +197,5 @@ def explain(function, *args, **kwargs):
                 error.add_note(line)
             raise
         raise TypeError("\n".join([str(error), *lines])) from error
+    _warn_bound_elsewhere(refusals(), args, kwargs)
+    return result

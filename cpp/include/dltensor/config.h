@@ -32,6 +32,15 @@
 #define DLTENSOR_NOINLINE
 #endif
 
+/// Makes the pointer variable `p` one opaque value for the optimizer. A kernel inlined beside `data()` then
+/// keeps one register per tensor, not the base and the byte offset apart, which spilled inside a loop
+/// (bench/kernel.py: 12.8% more instructions under GCC with link-time optimization).
+#if defined(__GNUC__)
+#define DLTENSOR_ONE_VALUE(p) __asm__("" : "+r"(p))
+#else
+#define DLTENSOR_ONE_VALUE(p) ((void) 0)
+#endif
+
 /// Code that runs once or on failure (first-call set-up, refusals): out of line and laid out apart, so
 /// that the accepting path stays small.
 #if defined(__GNUC__)

@@ -239,7 +239,7 @@ public:
     size_t itemsize() const { return ((size_t) dtype().bits + 7) / 8; }
     size_t nbytes() const { return dlt::byte_count(size(), dtype().bits); }  ///< SIZE_MAX where it overflows
 
-    Scalar *data() const { return (Scalar *) ((uint8_t *) t().data + t().byte_offset); }
+    Scalar *data() const { return (Scalar *) first_byte(); }
 
     template <typename... Ix> auto &operator()(Ix... indices) const {
         static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "operator(): annotate a dtype");
@@ -269,7 +269,7 @@ public:
         static_assert(!std::is_void_v<S>, "view(): needs a dtype");
         static_assert(N >= 0, "view(): needs shape<...> or ndim<N>");
         using V = std::conditional_t<ReadOnly || C2::read_only, const S, S>;
-        V *first = (V *) ((uint8_t *) t().data + t().byte_offset);
+        V *first = (V *) first_byte();
         constexpr bool reshaped = C2::N >= 0 && dlt::static_size(C2::N, C2::Shape::extents) >= 0 &&
                                   !dlt::shapes_agree(Config::N, Config::Shape::extents, C2::N, C2::Shape::extents);
         if constexpr (reshaped) {  // another fixed shape over the same contiguous memory
@@ -349,6 +349,13 @@ private:
     }
 
     const dlt::dlpack::Tensor &t() const { return m_handle->tensor(); }
+
+    /// The first element's address as one value (config.h: DLTENSOR_ONE_VALUE), not base and offset apart.
+    uint8_t *first_byte() const {
+        uint8_t *p = (uint8_t *) t().data + t().byte_offset;
+        DLTENSOR_ONE_VALUE(p);
+        return p;
+    }
 
     void init(VoidPtr data, size_t nd, const size_t *shape, pybind11::handle owner, const int64_t *strides,
               dlt::dlpack::DataType dtype, int device_type, int device_id, char order, uint64_t byte_offset) {

@@ -50,6 +50,7 @@ struct refusal {
     const char *malformed = nullptr;
     uintptr_t object = 0;           ///< The refused object's address (its `id()`), set by `refusal_log`.
     const char *signature = nullptr;///< The parameter's signature text (static), set by `refusal_log`.
+    uint64_t when = 0;              ///< steady_clock's nanoseconds at the refusal, set by `refusal_log`.
 
     /// Sets `detail` to `text` (NULL: empty), cut to what fits, always terminated.
     void set_detail(const char *text) noexcept {
@@ -91,6 +92,10 @@ inline void note_refused_tensor(const dlpack::Tensor &t, mismatch why, bool sour
         step *= t.shape[i];
     }
 }
+
+/// The end of an explanation whose attempt allowed no conversion: a caster sees the same for a `.noconvert()`
+/// parameter and for the exact first pass of an overloaded function (dltensor.explain() says which).
+constexpr const char *no_conversion_text = ", without conversion (.noconvert(), or the exact first pass of overloads)";
 
 namespace detail {
 
@@ -195,7 +200,7 @@ DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
                        dtype_text(q.dtype) + " would be a copy): declare it const to allow the conversion";
             if (!r.convert)
                 return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
-                       ", and conversion is off (.noconvert())";
+                       no_conversion_text;
             if (r.dtype.code == dlpack::complex_ && q.dtype.code != dlpack::complex_)
                 return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
                        " (complex -> real would drop the imaginary part; never converted)";
@@ -210,7 +215,7 @@ DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
             std::string s = !r.tensor_known ? "order: " + std::string(r.detail)
                                             : "order: strides " + tuple_text(r.strides, r.ndim) + " are not " + want;
             if (!q.read_only) return s + "; a writable parameter never converts (a contiguous copy)";
-            if (!r.convert) return s + ", and conversion is off (.noconvert())";
+            if (!r.convert) return s + no_conversion_text;
             return s;
         }
         case mismatch::lazy:
@@ -221,7 +226,7 @@ DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
                             std::to_string((unsigned) q.alignment) + " bytes (misaligned for " +
                             dtype_text(q.dtype) + ")";
             if (!q.read_only) return s + "; a writable parameter never gets an aligned copy";
-            if (!r.convert) return s + ", and conversion is off (.noconvert())";
+            if (!r.convert) return s + no_conversion_text;
             return s;
         }
         case mismatch::overlapping:
@@ -249,7 +254,7 @@ DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
                 if (!q.read_only)
                     return type + " is not a tensor (a writable parameter takes no lists or scalars: their "
                                   "conversion would be a copy that C++ writes are lost in)";
-                return type + " is not a tensor, and conversion is off (.noconvert())";
+                return type + " is not a tensor" + no_conversion_text;
             }
             if (r.converted)
                 return type + ": numpy.asarray() made an array with no DLPack dtype of it (strings, objects, "

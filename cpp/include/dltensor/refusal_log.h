@@ -13,6 +13,7 @@
 #include <Python.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -69,8 +70,10 @@ inline const char *mismatch_name(mismatch m) noexcept {
 }
 
 /// `reader(clear=False)`: this thread's refusals in this module, oldest first, as dicts {"object": id,
-/// "type", "kind", "explanation", "signature"} ("signature": the parameter's whole signature text, see
-/// log_refusal()); `clear` empties the ring after reading.
+/// "type", "kind", "explanation", "signature", "convert", "writable", "when"} ("signature": the parameter's
+/// whole signature text, see log_refusal(); "convert": the attempt allowed conversion; "writable": the
+/// parameter is writable; "when": steady_clock nanoseconds, to order several modules' records); `clear`
+/// empties the ring after reading.
 inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nargs) noexcept {
     const bool clear = nargs > 0 && PyObject_IsTrue(args[0]) == 1;
     refusal_log &log = refusal_log::of_this_thread();
@@ -87,10 +90,12 @@ inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nar
             return PyErr_NoMemory();
         }
         // (no "s#" format: it needs PY_SSIZE_T_CLEAN, which a binding library may include Python.h without)
-        PyObject *d = Py_BuildValue("{s:N,s:s,s:s,s:N,s:s}", "object", PyLong_FromSize_t((size_t) r.object),
+        PyObject *d = Py_BuildValue("{s:N,s:s,s:s,s:N,s:s,s:N,s:N,s:K}", "object", PyLong_FromSize_t((size_t) r.object),
                                     "type", r.type_name, "kind", mismatch_name(r.why), "explanation",
                                     PyUnicode_FromStringAndSize(text.data(), (Py_ssize_t) text.size()),
-                                    "signature", r.signature ? r.signature : "");
+                                    "signature", r.signature ? r.signature : "", "convert", PyBool_FromLong(r.convert),
+                                    "writable", PyBool_FromLong(!r.required.read_only), "when",
+                                    (unsigned long long) r.when);
         if (!d || PyList_Append(list, d) != 0) {
             Py_XDECREF(d);
             Py_DECREF(list);
@@ -142,6 +147,8 @@ DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept
     slot.r = last_refusal();  // begins the member's lifetime (a trivial assignment to a union member)
     slot.r.object = (uintptr_t) src;
     slot.r.signature = signature;
+    slot.r.when = (uint64_t) std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch()).count();
     log.next = (log.next + 1) % refusal_log::capacity;
     if (log.count < refusal_log::capacity) ++log.count;
     detail::register_refusal_reader();

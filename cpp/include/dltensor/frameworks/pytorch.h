@@ -158,8 +158,9 @@ DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device devi
 inline const char *reason(mismatch why, bool read_only) noexcept {
     switch (why) {
         case mismatch::lazy:
-            return read_only ? "a PyTorch negative or conjugate view, and conversion is off (.noconvert()); "
-                               "call resolve_neg() / resolve_conj()"
+            // (refusal.h's no_conversion_text, which dltensor.explain() narrows for one overload)
+            return read_only ? "a PyTorch negative or conjugate view, without conversion (.noconvert(), or the "
+                               "exact first pass of overloads); call resolve_neg() / resolve_conj()"
                              : "a PyTorch negative or conjugate view for a writable parameter (its memory "
                                "does not hold the values)";
         case mismatch::requires_grad:
