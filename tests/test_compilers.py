@@ -236,7 +236,9 @@ def test_containers_of_tensors_in_a_cuda_source_load_and_hand_back_capsules():
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr[-4000:]
 
 
-@pytest.mark.parametrize("source, backend", [("bench_module.cpp", "nanobind"), ("bench_pybind11.cpp", "pybind11")])
+@pytest.mark.parametrize("source, backend", [("bench_module.cpp", "nanobind"), ("bench_pybind11.cpp", "pybind11"),
+                                             ("kernel/kernel_nanobind.cpp", "nanobind"),
+                                             ("kernel/kernel_pybind11.cpp", "pybind11")])
 @pytest.mark.parametrize("compiler", [toolchains.CLANG_OLDEST, toolchains.CLANG_NEWEST])
 def test_benchmark_modules_compile_with_clang(source, backend, compiler):
     if not toolchains.have(compiler):
