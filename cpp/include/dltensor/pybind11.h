@@ -248,7 +248,7 @@ public:
         const int64_t idx[] = {(int64_t) indices..., 0};
         int64_t off = 0;
         for (size_t i = 0; i < sizeof...(Ix); ++i) off += idx[i] * t().strides[i];
-        return data()[off];
+        return ((Scalar *) ((uint8_t *) t().data + t().byte_offset))[off];  // not opaque: per element
     }
 
     /// A strided view with the annotated dtype and ndim, or those given here: `view<Args2...>()` may restate
