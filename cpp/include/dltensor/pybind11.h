@@ -239,7 +239,7 @@ public:
     size_t itemsize() const { return ((size_t) dtype().bits + 7) / 8; }
     size_t nbytes() const { return dlt::byte_count(size(), dtype().bits); }  ///< SIZE_MAX where it overflows
 
-    Scalar *data() const { return (Scalar *) first_byte(); }
+    Scalar *data() const { return (Scalar *) first_byte_whole(); }
 
     template <typename... Ix> auto &operator()(Ix... indices) const {
         static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "operator(): annotate a dtype");
@@ -248,7 +248,7 @@ public:
         const int64_t idx[] = {(int64_t) indices..., 0};
         int64_t off = 0;
         for (size_t i = 0; i < sizeof...(Ix); ++i) off += idx[i] * t().strides[i];
-        return ((Scalar *) ((uint8_t *) t().data + t().byte_offset))[off];  // not opaque: per element
+        return ((Scalar *) first_byte())[off];
     }
 
     /// A strided view with the annotated dtype and ndim, or those given here: `view<Args2...>()` may restate
@@ -269,7 +269,7 @@ public:
         static_assert(!std::is_void_v<S>, "view(): needs a dtype");
         static_assert(N >= 0, "view(): needs shape<...> or ndim<N>");
         using V = std::conditional_t<ReadOnly || C2::read_only, const S, S>;
-        V *first = (V *) first_byte();
+        V *first = (V *) first_byte_whole();
         constexpr bool reshaped = C2::N >= 0 && dlt::static_size(C2::N, C2::Shape::extents) >= 0 &&
                                   !dlt::shapes_agree(Config::N, Config::Shape::extents, C2::N, C2::Shape::extents);
         if constexpr (reshaped) {  // another fixed shape over the same contiguous memory
@@ -350,9 +350,12 @@ private:
 
     const dlt::dlpack::Tensor &t() const { return m_handle->tensor(); }
 
-    /// The first element's address as one value (config.h: DLTENSOR_ONE_VALUE), not base and offset apart.
-    uint8_t *first_byte() const {
-        uint8_t *p = (uint8_t *) t().data + t().byte_offset;
+    /// The first element's address.
+    uint8_t *first_byte() const { return (uint8_t *) t().data + t().byte_offset; }
+    /// first_byte() as one value for the optimizer (config.h: DLTENSOR_ONE_VALUE), not base and offset apart:
+    /// for data() and view(), which a kernel holds across its loops (per element, in operator(), it costs).
+    uint8_t *first_byte_whole() const {
+        uint8_t *p = first_byte();
         DLTENSOR_ONE_VALUE(p);
         return p;
     }
