@@ -52,4 +52,31 @@ void init_explain(py::module_ &parent) {
         for (const auto &kv : xs) n += kv.second.size();
         return n;
     }, py::arg("xs"));
+
+    // The same kinds of function in a module that opts in to reasons in its TypeErrors (refusal_errors.h).
+    py::module_ r = parent.def_submodule("reasons", "Refusals named in the TypeError (tests/test_explain.py).");
+    r.def("scale", [](py::dltensor<float, py::ndim<1>, py::device::cpu> x, float factor) {
+        for (size_t i = 0; i < x.shape(0); ++i) x.data()[i] *= factor;
+    }, py::arg("x"), py::arg("factor"));
+    r.def("overloaded", [](py::dltensor<double, py::ndim<1>> x) { return 64 + 0 * x.size(); }, py::arg("x"));
+    r.def("overloaded", [](py::dltensor<float, py::ndim<1>> x) { return 32 + 0 * x.size(); }, py::arg("x"));
+    r.def("no_tensor", [](int n) { return n; }, py::arg("n"));
+    // The second overload binds what the first refuses, then raises from its body.
+    r.def("raises", [](py::dltensor<double, py::ndim<1>>) { return 0; }, py::arg("x"));
+    r.def("raises", [](py::dltensor<float, py::ndim<1>>) -> int { throw py::type_error("raised by the body"); },
+          py::arg("x"));
+    r.def("sum_sizes", [](const std::vector<py::dltensor<const float, py::ndim<1>>> &xs) {
+        size_t n = 0;
+        for (const auto &x : xs) n += x.size();
+        return n;
+    }, py::arg("xs"));
+    struct Scaler { float factor = 2; };
+    py::class_<Scaler>(r, "Scaler")
+        .def(py::init<>())
+        .def("apply", [](const Scaler &s, py::dltensor<float, py::ndim<1>> x) {
+            for (size_t i = 0; i < x.shape(0); ++i) x.data()[i] *= s.factor;
+        }, py::arg("x"))
+        .def_static("make_one", [](py::dltensor<float, py::ndim<1>> x) { x.data()[0] = 1; }, py::arg("x"));
+    py::explain_refusals(r);
+    r.def("added_later", [](py::dltensor<float, py::ndim<1>> x) { return x.size(); }, py::arg("x"));
 }

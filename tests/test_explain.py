@@ -59,10 +59,10 @@ NUMPY_CASES = {
     "device": ("on_cuda", lambda: np.zeros(3, np.float32), "device cpu, expected cuda"),
     "read-only": ("scale", lambda: read_only(np.zeros(3, np.float32)), "read-only source (numpy.ndarray) for a "
                   "writable parameter: declare the dtype const (or add py::ro) if the function only reads it"),
-    "order, writable": ("fill_c", lambda: np.zeros(6, np.float32)[::2], "order: strides (2,) are not C-contiguous; "
-                        "a writable parameter never converts (a contiguous copy)"),
-    "order, noconvert": ("total_strict", lambda: np.zeros(6, np.float32)[::2], "order: strides (2,) are not "
-                         "C-contiguous, and conversion is off (.noconvert())"),
+    "order, writable": ("fill_c", lambda: np.zeros(6, np.float32)[::2], "order: strides (2,) in elements ((8,) in "
+                        "bytes) are not C-contiguous; a writable parameter never converts (a contiguous copy)"),
+    "order, noconvert": ("total_strict", lambda: np.zeros(6, np.float32)[::2], "order: strides (2,) in elements "
+                         "((8,) in bytes) are not C-contiguous, and conversion is off (.noconvert())"),
     "strides not whole elements": ("scale", lambda: np.lib.stride_tricks.as_strided(
         np.zeros(8, np.float32), shape=(3,), strides=(6,)), "order: a byte stride of 6 is no whole number of its "
         "4-byte elements; a writable parameter never converts (a contiguous copy)"),
@@ -71,7 +71,9 @@ NUMPY_CASES = {
     "list, writable": ("scale", lambda: [1.0, 2.0], "list is not a tensor (a writable parameter takes no lists or "
                        "scalars: their conversion would be a copy that C++ writes are lost in)"),
     "list, noconvert": ("total_strict", lambda: [1.0], "list is not a tensor, and conversion is off (.noconvert())"),
-    "not a tensor": ("total", lambda: "text", "str is not a tensor, and numpy.asarray() could not convert it"),
+    "not a tensor": ("total", lambda: "text", "str is not a tensor: it has no __dlpack__ and no "
+                     "buffer, and is not what is read through numpy.asarray() (a list, tuple, number or object with "
+                     "__array__)"),
     "ragged list": ("total", lambda: [[1.0], [2.0, 3.0]], "list is not a tensor, and numpy.asarray() could not "
                     "convert it (setting an array element with a sequence."),
     "out-of-range list": ("index_total", lambda: [1, -1], "list is not a tensor, and numpy.asarray() could not "
@@ -212,7 +214,7 @@ def test_a_non_ascii_type_name_cut_to_the_record_stays_valid_text(e):
 def test_overlapping_memory_for_a_writable_parameter_is_explained(e):
     import torch
     text = refused(e.scale, torch.zeros(1).expand(4), 2.0)
-    assert "elements that share memory (strides (0,) in elements over shape (4,))" in text
+    assert "elements that share memory (strides (0,) in elements ((0,) in bytes) over shape (4,))" in text
 
 
 def test_a_producers_copy_for_a_writable_parameter_is_explained(m, e):
@@ -295,3 +297,67 @@ def test_an_argument_refused_as_writable_then_converted_by_another_overload_warn
         assert explain(m.porting.fill_seven_trap, wide) == "array_t"  # refused in the exact pass only
     with pytest.raises(TypeError, match="incompatible function arguments"):  # the fix: .noconvert()
         explain(m.porting.fill_seven, read_only_out)
+
+
+# --- py::explain_refusals(m): the reasons in the TypeError itself (tests/test_explain.cpp: `reasons`) --------
+
+REASONS = "Why py::dltensor parameters refused the arguments:"
+
+
+def type_error(function, *args, **kwargs) -> str:
+    with pytest.raises(TypeError) as info:
+        function(*args, **kwargs)
+    return str(info.value)
+
+
+def test_opted_in_function_names_the_refused_argument_in_its_type_error(m):
+    text = type_error(m.reasons.scale, np.zeros(3), 2.0)
+    assert "incompatible function arguments" in text and text.count(REASONS) == 1, text
+    assert text.endswith(f"{REASONS}\n  argument 1, a numpy.ndarray: dtype float64, expected float32; a writable "
+                         "parameter never converts (float64 -> float32 would be a copy): declare it const to "
+                         "allow the conversion"), text
+
+
+def test_a_keyword_argument_is_named_by_its_keyword(m):
+    text = type_error(m.reasons.scale, x=read_only(np.zeros(3, np.float32)), factor=2.0)
+    assert "\n  argument `x`, a numpy.ndarray: read-only source (numpy.ndarray) for a writable parameter" in text, text
+
+
+def test_each_overloads_refusal_is_named_once(m):
+    text = type_error(m.reasons.overloaded, np.zeros(3, np.int32))
+    reasons = [line.strip() for line in text.split(REASONS)[1].strip().splitlines()]
+    assert reasons == ["argument 1, a numpy.ndarray: dtype int32, expected float64; a writable parameter never "
+                       "converts (int32 -> float64 would be a copy): declare it const to allow the conversion",
+                       "argument 1, a numpy.ndarray: dtype int32, expected float32; a writable parameter never "
+                       "converts (int32 -> float32 would be a copy): declare it const to allow the conversion"], text
+
+
+def test_methods_and_static_methods_of_the_modules_classes_name_the_refusal(m):
+    assert "argument 2, a numpy.ndarray: dtype float64" in type_error(m.reasons.Scaler().apply, np.zeros(3))
+    assert "argument 1, a numpy.ndarray: dtype float64" in type_error(m.reasons.Scaler.make_one, np.zeros(3))
+    a = np.ones(3, np.float32)
+    m.reasons.Scaler().apply(a)
+    assert a.tolist() == [2.0, 2.0, 2.0]  # a call that binds runs as before
+
+
+def test_an_element_of_a_container_is_named_as_such(m):
+    text = type_error(m.reasons.sum_sizes, [np.zeros(3, np.float32), np.zeros((2, 2), np.float32)])
+    assert "\n  an element of an argument, a numpy.ndarray: ndim 2, expected 1 (shape (2, 2))" in text, text
+
+
+def test_errors_without_a_refusal_are_left_as_they_are(m):
+    assert REASONS not in type_error(m.reasons.no_tensor, "x")
+    assert REASONS not in type_error(m.reasons.scale, np.zeros(3, np.float32), "two")  # `factor` refused, not x
+    assert type_error(m.reasons.raises, np.zeros(3, np.float32)) == "raised by the body"  # the body's own error
+
+
+def test_modules_and_functions_that_did_not_opt_in_are_left_as_they_are(m):
+    assert REASONS not in type_error(m.explain.scale, np.zeros(3), 2.0)
+    assert REASONS not in type_error(m.reasons.added_later, np.zeros(3))
+
+
+def test_opted_in_functions_keep_their_signature_and_dltensor_explain(m):
+    assert type(m.reasons.scale) is type(m.explain.scale)
+    assert m.reasons.scale.__doc__.replace("reasons", "explain") == m.explain.scale.__doc__
+    text = refused(m.reasons.scale, np.zeros(3), 2.0)
+    assert REASONS in text and "argument `x` (numpy.ndarray): dtype float64, expected float32" in text, text

@@ -25,4 +25,22 @@ DOWNSTREAM_MODULE(DOWNSTREAM_NAME, m) {
         py::capsule owner(out, [](void *p) noexcept { delete[] static_cast<float *>(p); });
         return Out(out, {n}, owner);
     });
+    // In place (a trailing underscore, as PyTorch names them): a writable float32 vector, never a copy.
+    m.def("scale_", [](py::dltensor<float, py::ndim<1>> x, float factor) {
+        for (size_t i = 0; i < x.shape(0); ++i) x(i) *= factor;
+    }, py::arg("x"), py::arg("factor"));
+    // Overloads by dtype, the widest first: the exact pass sends float64 arrays to the first and float32
+    // arrays to the second; the converting pass (lists, integer arrays) meets the float64 one first.
+    m.def("total", [](py::dltensor<const double, py::ndim<1>> x) {
+        double s = 0;
+        for (size_t i = 0; i < x.shape(0); ++i) s += x(i);
+        return s;
+    }, py::arg("x"));
+    m.def("total", [](py::dltensor<const float, py::ndim<1>> x) {
+        double s = 0;
+        for (size_t i = 0; i < x.shape(0); ++i) s += x(i);
+        return s;
+    }, py::arg("x"));
+    // Last: a call that no overload takes says in its TypeError why each tensor was refused.
+    py::explain_refusals(m);
 }

@@ -19,6 +19,7 @@
 #include "producer.h"
 #include "producer_error.h"
 #include "refusal.h"
+#include "refusal_errors.h"
 #include "refusal_log.h"
 #include "return_policy.h"
 #include "strides.h"

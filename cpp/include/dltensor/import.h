@@ -176,6 +176,7 @@ inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch 
         rec.tensor_known = false;  // only the checks of requirements.h record a tensor
     rec.why = why;
     rec.sub_interpreter = false;
+    rec.asarray_failed = false;
     rec.not_a_tensor = not_a_tensor;
     rec.converted = converted;
     rec.convert = convert;
@@ -264,7 +265,11 @@ DLTENSOR_REFUSAL_PATH bool import_array_like(PyObject *src, const requirements &
         return refuse(src, r, convert, mismatch::invalid, true, false);
     }
     const py_ref array = numpy_array_of(src, r);
-    if (!array) return refuse(src, r, convert, mismatch::invalid, true, false);
+    if (!array) {
+        refuse(src, r, convert, mismatch::invalid, true, false);
+        last_refusal().asarray_failed = true;
+        return false;
+    }
     const bool ok = import_tensor(array.get(), r, true, out);  // the owner keeps the array alive
     return ok || refuse(src, r, convert, last_refusal().why, false, true);
 }

@@ -45,6 +45,7 @@
 #include "import.h"
 #include "producer_error.h"   // an interrupt raised in a producer
 #include "refusal.h"
+#include "refusal_errors.h"
 #include "refusal_log.h"
 #include "requirements.h"
 #include "return_policy.h"
@@ -54,6 +55,12 @@
 NAMESPACE_BEGIN(NB_NAMESPACE)
 
 using namespace dlt::storage_types;  // py::float16, py::bfloat16, py::float8_e4m3fn, ... (dtypes.h)
+
+/// dltensor's reasons in the TypeError of a call no overload took, for every function and method of `m`
+/// (refusal_errors.h): call it at the end of the module's body.
+inline void explain_refusals(module_ &m) {
+    if (!dlt::explain_refusals(m.ptr())) throw python_error();
+}
 
 NAMESPACE_BEGIN(detail)
 

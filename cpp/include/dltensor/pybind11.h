@@ -74,6 +74,7 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 #include "import.h"
 #include "producer_error.h"   // an interrupt raised in a producer
 #include "refusal.h"
+#include "refusal_errors.h"
 #include "refusal_log.h"
 #include "requirements.h"
 #include "return_policy.h"
@@ -94,6 +95,12 @@ using dlt::tags::shape;
 namespace device = dlt::tags::device;
 /// The frameworks' return tags (`py::numpy`, `py::pytorch`, `py::paddle`, ...: frameworks/registry.h).
 using namespace dlt::framework_tags;
+
+/// dltensor's reasons in the TypeError of a call no overload took, for every function and method of `m`
+/// (refusal_errors.h): call it at the end of the module's body.
+inline void explain_refusals(module_ &m) {
+    if (!dlt::explain_refusals(m.ptr())) throw error_already_set();
+}
 
 /// A strided view with compile-time dtype and ndim, as `nb::ndarray_view` (what `dltensor::view()` returns).
 template <typename Scalar, size_t Dim> class dltensor_view : public dlt::view_members<dltensor_view<Scalar, Dim>, Scalar> {

@@ -28,6 +28,7 @@ struct refusal {
     bool convert = false;           ///< The binding allowed conversion for this argument.
     bool source_read_only = false;  ///< The producer forbids writes (flag, immutable framework, read-only buffer).
     bool sub_interpreter = false;   ///< Refused: this sub-interpreter's state could not be made (process_state.h).
+    bool asarray_failed = false;    ///< `not_a_tensor`: `numpy.asarray()` was asked and failed (else never asked).
     /// The producer's framework (frameworks/): its name where its arrays are immutable (for `read_only`),
     /// and its own explanation of `why` (its rules: `lazy`, `requires_grad`, `inference`); static strings,
     /// else NULL.
@@ -150,6 +151,17 @@ DLTENSOR_MESSAGE_PATH std::string tuple_text(const int64_t *v, int32_t n) {
     return s + ")";
 }
 
+/// A refused tensor's strides in both units: "(4, 2) in elements ((16, 8) in bytes)" (elements alone for
+/// sub-byte dtypes).
+DLTENSOR_MESSAGE_PATH std::string strides_text(const refusal &r) {
+    std::string s = tuple_text(r.strides, r.ndim) + " in elements";
+    const uint64_t bits = (uint64_t) r.dtype.bits * (r.dtype.lanes ? r.dtype.lanes : 1);
+    if (bits == 0 || bits % 8) return s;
+    int64_t bytes[8] = {};
+    for (int32_t i = 0; i < r.ndim && i < 8; ++i) bytes[i] = r.strides[i] * (int64_t) (bits / 8);
+    return s + " (" + tuple_text(bytes, r.ndim) + " in bytes)";
+}
+
 DLTENSOR_MESSAGE_PATH std::string required_shape_text(const requirements &r) {
     std::string s = "(";
     for (int32_t i = 0; i < r.ndim; ++i) {
@@ -213,7 +225,7 @@ DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
             const char *want = q.order == 'C' ? "C-contiguous" : q.order == 'F' ? "F-contiguous" : "contiguous";
             // No tensor recorded: a buffer whose strides are no whole elements (buffer_import.h).
             std::string s = !r.tensor_known ? "order: " + std::string(r.detail)
-                                            : "order: strides " + tuple_text(r.strides, r.ndim) + " are not " + want;
+                                            : "order: strides " + strides_text(r) + " are not " + want;
             if (!q.read_only) return s + "; a writable parameter never converts (a contiguous copy)";
             if (!r.convert) return s + no_conversion_text;
             return s;
@@ -230,7 +242,7 @@ DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
             return s;
         }
         case mismatch::overlapping:
-            return "elements that share memory (strides " + tuple_text(r.strides, r.ndim) + " in elements over shape " +
+            return "elements that share memory (strides " + strides_text(r) + " over shape " +
                    tuple_text(r.shape, r.ndim) + ") for a writable parameter: a write through one element would "
                    "change others (in-place operations refuse such memory too); pass a contiguous copy";
         case mismatch::copied:
@@ -248,9 +260,12 @@ DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
                    "framework's tensors bind";
         case mismatch::invalid:
             if (r.not_a_tensor) {
-                if (q.read_only && r.convert)
+                if (q.read_only && r.convert && r.asarray_failed)
                     return type + " is not a tensor, and numpy.asarray() could not convert it" +
                            (r.detail[0] ? std::string(" (") + r.detail + ")" : std::string());
+                if (q.read_only && r.convert)
+                    return type + " is not a tensor: it has no __dlpack__ and no buffer, and is not what is read "
+                                  "through numpy.asarray() (a list, tuple, number or object with __array__)";
                 if (!q.read_only)
                     return type + " is not a tensor (a writable parameter takes no lists or scalars: their "
                                   "conversion would be a copy that C++ writes are lost in)";

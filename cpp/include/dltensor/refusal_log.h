@@ -38,8 +38,8 @@ struct refusal_log {
     slot entries[capacity];
     static_assert(std::is_trivially_copy_assignable_v<refusal> && std::is_trivially_destructible_v<refusal>,
                   "a slot's refusal is written by assignment and never destroyed");
-    unsigned next = 0;   ///< slot of the next refusal
-    unsigned count = 0;  ///< refusals held (at most capacity)
+    uint64_t written = 0;  ///< refusals ever written; the next goes to slot `written % capacity`
+    unsigned count = 0;    ///< refusals held (at most capacity)
 
     static refusal_log &of_this_thread() noexcept {
         static thread_local refusal_log log;
@@ -79,7 +79,7 @@ inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nar
     refusal_log &log = refusal_log::of_this_thread();
     PyObject *list = PyList_New(0);
     if (!list) return nullptr;
-    const unsigned first = (log.next + refusal_log::capacity - log.count) % refusal_log::capacity;
+    const unsigned first = (unsigned) ((log.written - log.count) % refusal_log::capacity);
     for (unsigned k = 0; k < log.count; ++k) {
         const refusal &r = log.entries[(first + k) % refusal_log::capacity].r;
         std::string text;
@@ -143,13 +143,13 @@ DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept
 #if DLTENSOR_CORE_DEFINITIONS
 {
     refusal_log &log = refusal_log::of_this_thread();
-    refusal_log::slot &slot = log.entries[log.next];
+    refusal_log::slot &slot = log.entries[log.written % refusal_log::capacity];
     slot.r = last_refusal();  // begins the member's lifetime (a trivial assignment to a union member)
     slot.r.object = (uintptr_t) src;
     slot.r.signature = signature;
     slot.r.when = (uint64_t) std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch()).count();
-    log.next = (log.next + 1) % refusal_log::capacity;
+    ++log.written;
     if (log.count < refusal_log::capacity) ++log.count;
     detail::register_refusal_reader();
 }
