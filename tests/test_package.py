@@ -160,9 +160,13 @@ def test_wheel_is_pure_and_carries_the_license(tmp_path):
         assert z.read(f"{info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
         assert "Root-Is-Purelib: true" in z.read(f"{info}/WHEEL").decode()
         metadata = z.read(f"{info}/METADATA").decode()
+        entry_points = z.read(f"{info}/entry_points.txt").decode()
     assert "License-Expression: BSD-3-Clause" in metadata
     assert "Classifier: " in metadata
-    assert f"{info}/entry_points.txt" not in names  # no console script: `python -m dltensor` is the CLI
+    # one entry point, scikit-build-core's dltensor_ROOT (pyproject.toml); no console script: `python -m
+    # dltensor` is the CLI
+    assert [line.strip() for line in entry_points.splitlines() if line.strip()] == ["[cmake.root]",
+                                                                                   "dltensor = dltensor"], entry_points
     headers = {f"dltensor/include/dltensor/{h.name}" for h in (ROOT / "cpp" / "include" / "dltensor").glob("*.h")}
     assert headers <= names and "dltensor/cmake/dltensorConfig.cmake" in names
     assert "dltensor/include/dltensor/core.cpp" in names  # the core the CMake package compiles once
