@@ -22,6 +22,7 @@ import argparse
 import ast
 import re
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import List, Optional
 
@@ -31,6 +32,7 @@ PREFIX = "_dlt_"
 _MARK = "# dltensor: the types its signatures name, defined here (python -m dltensor.stubs)"
 
 
+@lru_cache(maxsize=None)  # once per process: the same text goes into every stub file
 def _definitions() -> str:
     """dltensor/typing.py's definitions, renamed (``DLPackArray`` -> ``_dlt_DLPackArray``, ``Any`` ->
     ``_dlt_typing.Any``), without its docstrings and ``__all__``, plus ``_dlt_Tensor`` (``dltensor.Tensor``)."""
