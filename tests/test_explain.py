@@ -1,7 +1,7 @@
 """Why was my tensor refused: `dltensor.explain(f, *args)` re-raises the binding library's TypeError with
 one note per refused tensor argument, naming the argument and the first requirement it failed, on both
-backends and both import paths; one text per mismatch kind. The TypeError's own signature text shows
-writability for writable parameters too."""
+backends and both import paths; one text per mismatch kind. The TypeError's own signature text marks
+read-only parameters (writable=False)."""
 import importlib.util
 import sys
 import warnings
@@ -193,13 +193,17 @@ def test_refusal_log_keeps_the_most_recent_refusals_oldest_first(e):
     assert seen == list(range(45 - 32, 45))
 
 
-def test_signature_text_shows_writability(e):
+def test_signature_text_marks_read_only_parameters_and_explain_names_a_read_only_source(e):
+    # As nanobind writes it: `writable=False` for a read-only parameter, nothing for a writable one (the
+    # default); a read-only array refused by a writable parameter is named by explain().
     with pytest.raises(TypeError) as info:
         e.scale(np.zeros(3), 1.0)
-    assert "writable=True" in str(info.value), str(info.value)
+    assert "writable" not in str(info.value) and "dltensor.typing.Array," in str(info.value), str(info.value)
     with pytest.raises(TypeError) as info:
         e.total("text")
     assert "writable=False" in str(info.value), str(info.value)
+    text = refused(e.scale, read_only(np.zeros(3, np.float32)), 1.0)
+    assert "read-only source (numpy.ndarray) for a writable parameter" in text, text
 
 
 def test_a_non_ascii_type_name_cut_to_the_record_stays_valid_text(e):

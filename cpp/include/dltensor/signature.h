@@ -3,6 +3,10 @@
 //
 //   typing.Annotated[<type>, dict(dtype='float32', shape=(None, 3), order='C', device='cpu', writable=False)]
 //
+// The dict names each annotation the C++ type carries, nothing it does not: no `writable=True` (as nanobind
+// writes it, a tensor is writable unless `writable=False`), no dtype the type names already (NumPy's
+// `NDArray[numpy.float32]`), and no `typing.Annotated[...]` at all where nothing is left to name.
+//
 // <type> says what a type checker may pass or will get (python/dltensor/typing.py):
 // - a parameter with a framework annotation: that framework's type (`numpy.typing.NDArray[numpy.float32]`,
 //   `torch.Tensor`, `jax.Array`, ...), the tensors its exact pass binds;
@@ -63,11 +67,26 @@ constexpr void put_return_type(signature_text &t, const requirements &r, int fra
                                                                                 : "dltensor.typing.DLPackArray");
 }
 
-/// `, dict(dtype='float32', shape=(None, 3), order='C', device='cpu', writable=False)]`.
-constexpr void put_annotations(signature_text &t, const requirements &r) {
-    t.put(", dict(");
-    if (r.dtype.bits != 0) {
-        t.put("dtype='");
+/// Whether the framework's type names the dtype (it changes with it: NumPy's `NDArray[numpy.float32]`).
+constexpr bool type_names_dtype(const requirements &r, int framework) {
+    const char *with = framework_stub_type(framework, r.dtype), *without = framework_stub_type(framework, {});
+    while (*with && *with == *without) ++with, ++without;
+    return *with != *without;
+}
+
+/// Whether put_annotations() puts anything: an annotation the type does not already say.
+constexpr bool has_annotations(const requirements &r, int framework) {
+    return (r.dtype.bits != 0 && !type_names_dtype(r, framework)) || r.ndim >= 0 || r.order != '\0' ||
+           r.device_type != 0 || r.read_only;
+}
+
+/// `, dict(dtype='float32', shape=(None, 3), order='C', device='cpu', writable=False)]`, each key only
+/// where has_annotations() counts it.
+constexpr void put_annotations(signature_text &t, const requirements &r, int framework) {
+    const char *sep = ", dict(";
+    auto key = [&](const char *k) { t.put(sep); t.put(k); sep = ", "; };
+    if (r.dtype.bits != 0 && !type_names_dtype(r, framework)) {
+        key("dtype='");
         const dlpack::DataType d = r.dtype;
         if (is_float8_code(d.code)) t.put(small_float_name(d.code));  // float8_e4m3fn, ...
         else {
@@ -75,29 +94,29 @@ constexpr void put_annotations(signature_text &t, const requirements &r) {
                   : d.code == dlpack::float_ ? "float" : d.code == dlpack::bfloat_ ? "bfloat" : "complex");
             if (d.code != dlpack::bool_) t.put_uint(d.bits);
         }
-        t.put("', ");
+        t.put('\'');
     }
     if (r.ndim >= 0) {
-        t.put("shape=(");
+        key("shape=(");
         for (int32_t i = 0; i < r.ndim; ++i) {
             if (i) t.put(", ");
             if (r.shape[i] < 0) t.put("None");
             else t.put_uint((uint64_t) r.shape[i]);
         }
-        t.put(r.ndim == 1 ? ",), " : "), ");
+        t.put(r.ndim == 1 ? ",)" : ")");
     }
     if (r.order != '\0') {
-        t.put("order='");
+        key("order='");
         t.put(r.order);
-        t.put("', ");
+        t.put('\'');
     }
     if (r.device_type != 0) {
-        t.put("device='");
+        key("device='");
         t.put(dlpack::device_name(r.device_type));
-        t.put("', ");
+        t.put('\'');
     }
-    // writability either way: the TypeError's signature text tells float32 from const float32
-    t.put(r.read_only ? "writable=False)]" : "writable=True)]");
+    if (r.read_only) key("writable=False");
+    t.put(")]");
 }
 
 } // namespace detail
@@ -109,7 +128,8 @@ constexpr void put_annotations(signature_text &t, const requirements &r) {
 enum class signature_role { parameter, both };
 constexpr signature_text make_signature(const requirements &r, int framework, signature_role role) {
     signature_text t;
-    t.put("typing.Annotated[");
+    const bool annotated = detail::has_annotations(r, framework);
+    if (annotated) t.put("typing.Annotated[");
     if (role == signature_role::both) t.put('@');
     detail::put_parameter_type(t, r, framework);
     if (role == signature_role::both) {
@@ -117,7 +137,7 @@ constexpr signature_text make_signature(const requirements &r, int framework, si
         detail::put_return_type(t, r, framework);
         t.put('@');
     }
-    detail::put_annotations(t, r);
+    if (annotated) detail::put_annotations(t, r, framework);
     return t;
 }
 
