@@ -3,10 +3,15 @@
 byte strides, array_t members that have no equivalent or would write through a read-only tensor, a framework tag that
 cannot be honoured (`py::memview` on a parameter, a tag beside `empty_like`/`return_like`), a tensor constructed
 without an owner (an error, a warning when allowed, either at the call's line), a C++ standard older than
-C++17 (one error first, naming the flag); and the warning on pybind11 headers included before dltensor's."""
+C++17 (one error first, naming the flag), CPython's limited API (nanobind's STABLE_ABI: one error first); and
+the warning on pybind11 headers included before dltensor's."""
+import atexit
+import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -89,17 +94,43 @@ CLEAN = {
 SANITIZER_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-g"]
 
 
+PRECOMPILED_FLAGS = [(), ("-Wall", "-Werror")]
+
+
 def compile_snippet(backend, code, flags=(), prelude=None, system=False):
     """Compiles `code` after the backend's prelude (or `prelude`); `system`: dltensor's headers from a system
-    include directory, as CMake's imported target `dltensor::dltensor` passes them (-isystem)."""
+    include directory, as CMake's imported target `dltensor::dltensor` passes them (-isystem). With the
+    flag sets most tests use, the prelude comes precompiled (GCC's precompiled header, made with the same
+    flags, -Werror included, so that a warning of the headers fails it; where GCC finds it unusable it
+    reads the header itself): a compile took 2-3 s, mostly parsing the prelude."""
     include = [Path(sysconfig.get_paths()["include"])]
     if backend == "nanobind":
         include += [Path(nanobind.include_dir()), Path(nanobind.include_dir()).parent / "ext" / "robin_map" / "include"]
     else:
         include += [Path(pybind11.get_include())]
     own = ["-isystem" if system else "-I", str(REPO / "cpp" / "include")]
-    cmd = ["c++", "-std=c++17", "-fsyntax-only", *flags, "-x", "c++", "-", *own, *[f"-I{p}" for p in include]]
-    return subprocess.run(cmd, input=(PRELUDE[backend] if prelude is None else prelude) + code, capture_output=True, text=True)
+    base = ["c++", "-std=c++17", *flags]
+    paths = [*own, *[f"-I{p}" for p in include]]
+    text = PRELUDE[backend] if prelude is None else prelude
+    if prelude is None and tuple(flags) in PRECOMPILED_FLAGS and not system:
+        header = precompiled_prelude(backend, tuple(base), tuple(paths))
+        # the prelude's lines kept as empty lines: the snippet's line numbers are the same either way
+        base, text = [*base, "-include", str(header)], "\n" * text.count("\n")
+    cmd = [*base, "-fsyntax-only", "-x", "c++", "-", *paths]
+    return subprocess.run(cmd, input=text + code, capture_output=True, text=True)
+
+
+@lru_cache(maxsize=None)
+def precompiled_prelude(backend, base, paths) -> Path:
+    """The backend's prelude as a header beside its precompiled form, made by the compile `base` + `paths`."""
+    folder = Path(tempfile.mkdtemp(prefix=f"dltensor-prelude-{backend}-"))
+    atexit.register(shutil.rmtree, folder, True)  # 70-140 MB a backend
+    header = folder / "prelude.h"
+    header.write_text(PRELUDE[backend])
+    done = subprocess.run([*base, "-x", "c++-header", str(header), "-o", f"{header}.gch", *paths],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return header
 
 
 @pytest.mark.parametrize("flags", [(), SANITIZER_FLAGS], ids=["plain", "sanitizers"])
@@ -194,6 +225,17 @@ def test_older_cxx_standard_fails_first_with_the_flag_to_change(backend, system)
     assert "dltensor needs C++17" in error and "-std=c++17" in error, proc.stderr[-3000:]
     assert "cxx_std_17" in error and "CMAKE_CXX_STANDARD" in error, proc.stderr[-3000:]
     assert compile_snippet(backend, "", ["-std=c++17"], system=system).returncode == 0
+
+
+@pytest.mark.parametrize("backend", ["nanobind", "pybind11"])
+def test_limited_api_fails_first_naming_stable_abi(backend):
+    # nanobind's STABLE_ABI compiles with Py_LIMITED_API: dltensor's one line comes before the errors of
+    # everything the limited API leaves out.
+    proc = compile_snippet(backend, "void f(py::dltensor<const float, py::ndim<1>> a) { (void) a; }",
+                           ["-DPy_LIMITED_API=0x030C0000"])
+    assert proc.returncode != 0, proc.stderr[-3000:]
+    error = first("error", proc.stderr)
+    assert "Py_LIMITED_API" in error and "leave STABLE_ABI out" in error, proc.stderr[-3000:]
 
 
 @pytest.mark.parametrize("backend", ["nanobind", "pybind11"])

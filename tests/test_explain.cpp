@@ -36,6 +36,12 @@ void init_explain(py::module_ &parent) {
     m.def("first_pass", [](py::dltensor<const float, py::ndim<1>> x, int n) { return x.size() + (size_t) n; },
           py::arg("x"), py::arg("n"));
     m.def("first_pass", [](const std::string &s) { return s.size(); }, py::arg("s"));
+    // Two overloads with the same `x`: the exact pass refuses it twice, the converting pass binds it.
+    m.def("shared_first_pass", [](py::dltensor<const float, py::ndim<1>> x, int n) { return x.size() + (size_t) n; },
+          py::arg("x"), py::arg("n"));
+    m.def("shared_first_pass", [](py::dltensor<const float, py::ndim<1>> x, const std::string &n) {
+        return x.size() + n.size();
+    }, py::arg("x"), py::arg("n"));
     // Overloads with a .noconvert() tensor: both passes refuse it (`factor` converts, so both try it).
     m.def("strict_pair", [](py::dltensor<const float, py::ndim<1>> x, double factor) {
         return (double) x.size() * factor;

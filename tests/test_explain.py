@@ -243,6 +243,15 @@ def test_a_refusal_of_the_exact_pass_alone_does_not_claim_noconvert(e):
     assert ".noconvert()" not in text, text
 
 
+def test_exact_pass_refusals_by_several_overloads_do_not_claim_noconvert(e):
+    # Both overloads refuse x in the exact pass (two records of one parameter text); the converting pass
+    # binds it in both and fails on n.
+    text = refused(e.shared_first_pass, np.zeros(3, np.int64), object())
+    assert ("argument `x` of overload 1, argument `x` of overload 2 (numpy.ndarray): dtype int64, expected "
+            "float32 in the exact first pass of overloads only") in text, text
+    assert ".noconvert()" not in text, text
+
+
 def test_a_noconvert_tensor_refused_by_both_passes_names_noconvert(e):
     text = refused(e.strict_pair, np.zeros(3, np.int64), 2.0)
     assert ("argument `x` of overload 1 (numpy.ndarray): dtype int64, expected float32, and conversion is off "

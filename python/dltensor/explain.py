@@ -139,7 +139,10 @@ def _describe(records, args, kwargs, message) -> list:
     for (obj, forms), r in last.items():
         explanation = r.explanation
         if r.convert is False:
-            once = len(overloads) > 1 and exact[obj, forms] == 1
+            # The exact pass tries each overload that has this parameter once: more refusals than those
+            # overloads, and the converting pass refused it too (.noconvert()).
+            having = sum(any(f and f in t for _, t in params for f in forms) for _, params in overloads)
+            once = len(overloads) > 1 and exact[obj, forms] <= max(having, 1)
             explanation = explanation.replace(_NO_CONVERSION, _FIRST_PASS if once else _NOCONVERT)
         direct = obj in positions or obj in keywords
         outer, index = (None, None) if direct else elements.get(obj, (None, None))

@@ -1121,6 +1121,11 @@ MUTANTS = [
            "NumPy types are stubbed NDArray[Any]: a type checker no longer knows a NumPy result's dtype",
            t(STUBGEN, "test_return_and_dtype_stubs")),
     # ---- module size (issue 50): the core as one shared library for several modules (DLTENSOR_SHARED_CORE) --
+    Mutant("limited_api_not_refused", "config.h",
+           "#if defined(Py_LIMITED_API)\n#  error",
+           "#if 0\n#  error",
+           "a STABLE_ABI build no longer stops at one error naming it, but at dozens from CPython's internals",
+           t(COMPILE_ERRORS, "test_limited_api_fails_first_naming_stable_abi")),
     Mutant("process_wide_state_copied_per_module", "config.h",
            "#if defined(DLTENSOR_CORE_SHARED) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)\n"
            "#define DLTENSOR_PROCESS_WIDE DLTENSOR_CORE_VISIBILITY\n#define DLTENSOR_PROCESS_WIDE_BODIES 0",

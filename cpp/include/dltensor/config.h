@@ -11,6 +11,12 @@
 #  error "dltensor needs C++17 or newer, and this file is compiled for an older C++ standard: compile with -std=c++17 (MSVC: /std:c++17); in CMake, target_compile_features(<target> PRIVATE cxx_std_17) or set(CMAKE_CXX_STANDARD 17)"
 #endif
 
+// CPython's limited API (nanobind_add_module's STABLE_ABI defines Py_LIMITED_API): dltensor reads objects'
+// fields and calls what the limited API leaves out, so a build with it stops here, not at dozens of errors.
+#if defined(Py_LIMITED_API)
+#  error "dltensor needs CPython's full C API, and this file is compiled with Py_LIMITED_API (nanobind_add_module's STABLE_ABI): leave STABLE_ABI out and build one wheel per Python version (docs/reference.md §1: Supported builds)"
+#endif
+
 #include <cstdint>
 
 /// For the few functions of the argument hot path that must not cost a call (the compiler left py_ref's
