@@ -1,7 +1,7 @@
 """Why was my tensor refused: `dltensor.explain(f, *args)` re-raises the binding library's TypeError with
 one note per refused tensor argument, naming the argument and the first requirement it failed, on both
-backends and both import paths; one text per mismatch kind. The TypeError's own signature text marks
-read-only parameters (writable=False)."""
+backends and both import paths; one text per mismatch kind. The TypeError's own signature text tells
+read-only parameters from writable ones (dltensor.typing.ArrayLike / Array)."""
 import importlib.util
 import sys
 import warnings
@@ -194,14 +194,15 @@ def test_refusal_log_keeps_the_most_recent_refusals_oldest_first(e):
 
 
 def test_signature_text_marks_read_only_parameters_and_explain_names_a_read_only_source(e):
-    # As nanobind writes it: `writable=False` for a read-only parameter, nothing for a writable one (the
-    # default); a read-only array refused by a writable parameter is named by explain().
+    # An unannotated parameter's type says it: `Array` (writable), `ArrayLike` (read-only), no writable= key;
+    # a framework-annotated one says writable=False (as nanobind), nothing when writable. A read-only array
+    # refused by a writable parameter is named by explain().
     with pytest.raises(TypeError) as info:
         e.scale(np.zeros(3), 1.0)
-    assert "writable" not in str(info.value) and "dltensor.typing.Array," in str(info.value), str(info.value)
+    assert "writable" not in str(info.value) and "dltensor.typing.Array, dict(" in str(info.value), str(info.value)
     with pytest.raises(TypeError) as info:
         e.total("text")
-    assert "writable=False" in str(info.value), str(info.value)
+    assert "writable" not in str(info.value) and "dltensor.typing.ArrayLike, dict(" in str(info.value), str(info.value)
     text = refused(e.scale, read_only(np.zeros(3, np.float32)), 1.0)
     assert "read-only source (numpy.ndarray) for a writable parameter" in text, text
 

@@ -348,11 +348,11 @@ def test_numpy_return_without_ml_dtypes_names_it(m, monkeypatch):
 
 @pytest.mark.parametrize("name", FORMATS)
 def test_signatures_name_the_format(m, name):
-    # both backends: dict(dtype='float8_e4m3fn', ...), writable=False for the read-only parameter only
+    # both backends: dict(dtype='float8_e4m3fn', ...), the type saying read-only (ArrayLike) or writable
     import re
-    for what, end in (("read", r", writable=False\)\]"), ("scale", r"\)\]")):
+    for what, kind in (("read", "ArrayLike"), ("scale", "Array")):
         doc = fn(m, what, name).__doc__
-        assert re.search(rf"dict\(dtype='{name}'(, shape=\([^)]*\))?{end}", doc), doc
+        assert re.search(rf"dltensor\.typing\.{kind}, dict\(dtype='{name}'(, shape=\([^)]*\))?\)\]", doc), doc
 
 
 def sub_byte_sources(m):

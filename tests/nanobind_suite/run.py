@@ -77,7 +77,7 @@ REASONS = {
         "__dlpack_device__ and the buffer protocol), never a bare DLPack capsule (reference.md §13)",
     "signature-text":
         "signature text: every tensor is typing.Annotated[<type>, dict(...)] on both backends, naming "
-        "every annotation (writable=False for read-only ones), and nothing a type names already, with a type a type "
+        "every annotation its type does not say already (read-only: ArrayLike or writable=False), with a type a type "
         "checker uses (dltensor.typing.ArrayLike, numpy.typing.NDArray[...], torch.Tensor, ...) where "
         "nanobind writes ndarray[dtype=..., ...] (reference.md §18)",
     "reference-internal-keeps-both":

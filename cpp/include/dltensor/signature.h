@@ -3,9 +3,10 @@
 //
 //   typing.Annotated[<type>, dict(dtype='float32', shape=(None, 3), order='C', device='cpu', writable=False)]
 //
-// The dict names each annotation the C++ type carries, nothing it does not: no `writable=True` (as nanobind
-// writes it, a tensor is writable unless `writable=False`), no dtype the type names already (NumPy's
-// `NDArray[numpy.float32]`), and no `typing.Annotated[...]` at all where nothing is left to name.
+// The dict names each annotation the C++ type carries that the leading type does not say: no `writable=True`
+// (as nanobind writes it, a tensor is writable unless `writable=False`), no `writable=False` for an
+// unannotated parameter (`ArrayLike` says it), no dtype the type names (NumPy's `NDArray[numpy.float32]`),
+// and no `typing.Annotated[...]` at all where nothing is left to name.
 //
 // <type> says what a type checker may pass or will get (python/dltensor/typing.py):
 // - a parameter with a framework annotation: that framework's type (`numpy.typing.NDArray[numpy.float32]`,
@@ -17,7 +18,7 @@
 //   the argument it was imported from (`f(x) is x`) or a tensor in the caller's framework (`empty_like()`,
 //   `return_like()`).
 // Where the binding library can name a type differently as parameter and return (nanobind >= 2.13,
-// pybind11 >= 3: "@parameter@return@", which their signatures resolve), the leading type holds both.
+// pybind11 >= 3: "@parameter@return@", which their signatures resolve), the text holds both whole.
 // Backend-independent: no binding library (the framework names come from frameworks/registry.h).
 #pragma once
 
@@ -74,18 +75,23 @@ constexpr bool type_names_dtype(const requirements &r, int framework) {
     return *with != *without;
 }
 
-/// Whether put_annotations() puts anything: an annotation the type does not already say.
-constexpr bool has_annotations(const requirements &r, int framework) {
-    return (r.dtype.bits != 0 && !type_names_dtype(r, framework)) || r.ndim >= 0 || r.order != '\0' ||
-           r.device_type != 0 || r.read_only;
+/// The annotations the dict names for a parameter or a return: those its type does not say already.
+struct dict_keys {
+    bool dtype, shape, order, device, read_only;
+    constexpr bool any() const { return dtype || shape || order || device || read_only; }
+};
+constexpr dict_keys keys_of(const requirements &r, int framework, bool parameter) {
+    // an unannotated parameter's type says its writability (`Array`, `ArrayLike`); a return's never does
+    const bool type_says_writability = parameter && framework_stub_type(framework, r.dtype)[0] == '\0';
+    return {r.dtype.bits != 0 && !type_names_dtype(r, framework), r.ndim >= 0, r.order != '\0',
+            r.device_type != 0, r.read_only && !type_says_writability};
 }
 
-/// `, dict(dtype='float32', shape=(None, 3), order='C', device='cpu', writable=False)]`, each key only
-/// where has_annotations() counts it.
-constexpr void put_annotations(signature_text &t, const requirements &r, int framework) {
+/// `, dict(dtype='float32', shape=(None, 3), order='C', device='cpu', writable=False)]`, the keys `k` only.
+constexpr void put_annotations(signature_text &t, const requirements &r, dict_keys k) {
     const char *sep = ", dict(";
-    auto key = [&](const char *k) { t.put(sep); t.put(k); sep = ", "; };
-    if (r.dtype.bits != 0 && !type_names_dtype(r, framework)) {
+    auto key = [&](const char *name) { t.put(sep); t.put(name); sep = ", "; };
+    if (k.dtype) {
         key("dtype='");
         const dlpack::DataType d = r.dtype;
         if (is_float8_code(d.code)) t.put(small_float_name(d.code));  // float8_e4m3fn, ...
@@ -96,7 +102,7 @@ constexpr void put_annotations(signature_text &t, const requirements &r, int fra
         }
         t.put('\'');
     }
-    if (r.ndim >= 0) {
+    if (k.shape) {
         key("shape=(");
         for (int32_t i = 0; i < r.ndim; ++i) {
             if (i) t.put(", ");
@@ -105,39 +111,45 @@ constexpr void put_annotations(signature_text &t, const requirements &r, int fra
         }
         t.put(r.ndim == 1 ? ",)" : ")");
     }
-    if (r.order != '\0') {
+    if (k.order) {
         key("order='");
         t.put(r.order);
         t.put('\'');
     }
-    if (r.device_type != 0) {
+    if (k.device) {
         key("device='");
         t.put(dlpack::device_name(r.device_type));
         t.put('\'');
     }
-    if (r.read_only) key("writable=False");
+    if (k.read_only) key("writable=False");
     t.put(")]");
+}
+
+/// A parameter's or a return's text: `typing.Annotated[<type>, dict(...)]`, or the type alone where the
+/// dict would name nothing.
+constexpr void put_annotated(signature_text &t, const requirements &r, int framework, bool parameter) {
+    const dict_keys k = keys_of(r, framework, parameter);
+    if (k.any()) t.put("typing.Annotated[");
+    if (parameter) put_parameter_type(t, r, framework);
+    else put_return_type(t, r, framework);
+    if (k.any()) put_annotations(t, r, k);
 }
 
 } // namespace detail
 
 /// The signature text of a parameter or return with requirements `r` (its annotations: requirements.h) and
 /// framework annotation `framework` (its number: `array_api` too, which `r` leaves out): as a parameter, or
-/// (`both`) with the leading type as "@parameter type@return type@", which the binding library resolves
-/// where the text is used (the rest of the text is the same for both).
+/// (`both`) as "@parameter text@return text@", which the binding library resolves where the text is used.
 enum class signature_role { parameter, both };
 constexpr signature_text make_signature(const requirements &r, int framework, signature_role role) {
     signature_text t;
-    const bool annotated = detail::has_annotations(r, framework);
-    if (annotated) t.put("typing.Annotated[");
     if (role == signature_role::both) t.put('@');
-    detail::put_parameter_type(t, r, framework);
+    detail::put_annotated(t, r, framework, true);
     if (role == signature_role::both) {
         t.put('@');
-        detail::put_return_type(t, r, framework);
+        detail::put_annotated(t, r, framework, false);
         t.put('@');
     }
-    if (annotated) detail::put_annotations(t, r, framework);
     return t;
 }
 
