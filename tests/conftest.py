@@ -18,6 +18,7 @@ import gc
 import importlib
 import inspect
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -89,6 +90,12 @@ UNSANITIZED_FILES = ["test_docs.py", "test_guide.py", "test_robustness_table.py"
                      "test_mutation.py", "test_subinterpreters.py", "test_downstream_package.py",
                      "test_release.py", "test_free_threaded.py", "test_shared_core.py", "test_compilers.py"]
 collect_ignore = UNSANITIZED_FILES if SANITIZE else []
+
+
+def names_dltensor(stub: str) -> bool:
+    """Whether a stub's code (comments left out) imports dltensor or names one of its types."""
+    code = "\n".join(line.split("#")[0] for line in stub.splitlines())
+    return bool(re.search(r"^\s*(import|from) dltensor\b|\bdltensor\.(typing|Tensor)\b", code, re.M))
 
 
 def load_backend(backend: str):

@@ -137,11 +137,15 @@ def _describe(records, args, kwargs, message) -> list:
     overloads = _overloads(message)
     lines = []
     for (obj, forms), r in last.items():
+        # A parameter's type text holds the refusing signature (also inside `Optional[...]` / `... | None`
+        # for an optional parameter, and inside a container's type for an element).
+        def holds(t, forms=forms):
+            return any(f and f in t for f in forms)
         explanation = r.explanation
         if r.convert is False:
             # The exact pass tries each overload that has this parameter once: more refusals than those
             # overloads, and the converting pass refused it too (.noconvert()).
-            having = sum(any(f and f in t for _, t in params for f in forms) for _, params in overloads)
+            having = sum(any(holds(t) for _, t in params) for _, params in overloads)
             once = len(overloads) > 1 and exact[obj, forms] <= max(having, 1)
             explanation = explanation.replace(_NO_CONVERSION, _FIRST_PASS if once else _NOCONVERT)
         direct = obj in positions or obj in keywords
@@ -153,9 +157,7 @@ def _describe(records, args, kwargs, message) -> list:
             at = [outer] if outer is not None else positions.get(obj, [])
             names = [keywords[obj]] if obj in keywords else [
                 a if isinstance(a, str) else params[a][0] if a < len(params) else f"#{a + 1}" for a in at]
-            # The parameter's type text holds the refusing signature (also inside `Optional[...]` /
-            # `... | None` for an optional parameter, and inside a container's type for an element).
-            matches = [n for n, t in params if any(f and f in t for f in forms) and n in names] if params else names
+            matches = [n for n, t in params if holds(t) and n in names] if params else names
             for n in (matches or ([] if params else names)):
                 label = f"argument `{n}`" if outer is None else f"element [{index!r}] of argument `{n}`"
                 where.append(label + (f" of overload {number}" if len(overloads) > 1 else ""))
