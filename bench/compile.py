@@ -5,7 +5,7 @@ functions written with nanobind's `nb::ndarray` or pybind11's `py::array_t` (the
 nanobind source go (`g++ -ftime-report`, the preprocessed lines per header, `nm --size-sort`).
 
     python bench/compile.py           # default: median of 3 compiles per source; writes
-                                      # bench/results/compile.md and the README's compile block
+                                      # bench/results/compile.md and the compile block of docs/benchmarks.md
     python bench/compile.py --quick   # smoke run: one compile per source, no analysis; writes
                                       # bench/results/compile-quick.md only (not tracked)
 
@@ -672,7 +672,7 @@ def analysis_markdown(a, b, reps):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="one compile per source, no analysis (smoke run)")
-    ap.add_argument("--no-readme", action="store_true", help="do not write the README's compile block")
+    ap.add_argument("--no-docs", action="store_true", help="do not write the compile block of docs/benchmarks.md")
     args = ap.parse_args(argv)
     reps = 1 if args.quick else 3
     write_sources()
@@ -723,13 +723,13 @@ def main(argv=None):
         body += "\n\n" + analysis_markdown(*findings, reps) + "\n\n" + FINDINGS
     path.write_text(body + "\n")
     progress(f"[compile] saved {path.relative_to(REPO)}")
-    if not args.quick and not args.no_readme:
-        readme = REPO / "README.md"
-        t = readme.read_text()
+    if not args.quick and not args.no_docs:
+        page = REPO / "docs" / "benchmarks.md"
+        t = page.read_text()
         begin, end = "<!-- compile:begin -->", "<!-- compile:end -->"
         h, rest = t.split(begin, 1)
-        readme.write_text(h + begin + "\n" + text + "\n" + end + rest.split(end, 1)[1])
-        progress("[compile] updated README.md's compile block")
+        page.write_text(h + begin + "\n" + text + "\n" + end + rest.split(end, 1)[1])
+        progress("[compile] updated docs/benchmarks.md's compile block")
     return 0
 
 

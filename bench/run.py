@@ -8,7 +8,7 @@ Prints a markdown table of medians and saves it, with a PNG plot, under bench/re
     python bench/run.py --quick           # smoke run (CI): few repeats, numbers are indicative only;
                                           # bench/results/quick.{md,png} (not tracked)
     python bench/run.py --record          # full run, recorded: rewrites the tracked bench/results/latest.*
-    python bench/run.py --update-readme   # --record, and the table in README.md
+    python bench/run.py --update-docs     # --record, and the table in docs/benchmarks.md
 
 The floor of a row is the same call into an empty function of the same binding library that takes the
 same arguments as plain objects (returns: no argument, returning a float): what the call costs before
@@ -452,12 +452,12 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="few repeats: a smoke run (bench/results/quick.*)")
     ap.add_argument("--record", action="store_true",
                     help="write the tracked bench/results/latest.* instead of the untracked run.*")
-    ap.add_argument("--update-readme", action="store_true", help="--record, and write the table into README.md")
+    ap.add_argument("--update-docs", action="store_true", help="--record, and write the table into docs/benchmarks.md")
     ap.add_argument("--out", default=str(HERE / "results"), help="directory for the table and plot")
     args = ap.parse_args(argv)
-    record = args.record or args.update_readme
+    record = args.record or args.update_docs
     if record and args.quick:
-        ap.error("--record and --update-readme need a full run (drop --quick)")
+        ap.error("--record and --update-docs need a full run (drop --quick)")
     number, repeat = (2000, 3) if args.quick else (20000, 15)
     run = "quick run, indicative only" if args.quick else "full run"
 
@@ -480,18 +480,18 @@ def main(argv=None):
     (out / f"{stem}.md").write_text(table + "\n\nRecorded " + time.strftime("%Y-%m-%d %H:%M:%S") + "\n")
     print(f"\nsaved {out / (stem + '.md')}")
     plot(rows, out / f"{stem}.png", run)
-    if record:  # the main job's own time, for README's table of how long things take (tests/setup_times.py)
+    if record:  # the main job's own time, for docs/contributing.md's table of how long things take (tests/setup_times.py)
         # with the 1, 5 and 15-minute load averages at its end: under what load the time was taken
         times = {"python bench/run.py": round(time.monotonic() - started), "recorded": time.strftime("%Y-%m-%d"),
                  "load": [round(x, 2) for x in os.getloadavg()]}
         (HERE / "results" / "bench_time.json").write_text(json.dumps(times, indent=1) + "\n")
-    if args.update_readme:
-        readme = HERE.parent / "README.md"
-        text = readme.read_text()
+    if args.update_docs:
+        page = HERE.parent / "docs" / "benchmarks.md"
+        text = page.read_text()
         begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
         head, rest = text.split(begin, 1)
-        readme.write_text(head + begin + "\n" + table + "\n" + end + rest.split(end, 1)[1])
-        print(f"updated {readme}")
+        page.write_text(head + begin + "\n" + table + "\n" + end + rest.split(end, 1)[1])
+        print(f"updated {page}")
     return 0
 
 

@@ -14,7 +14,7 @@
 # (/etc/apt/sources.list.d/dltensor-deb-src.sources, same host and key as the machine's Debian entry), runs
 # `apt-get update` and `apt-get source python3.X` (dpkg-dev), and builds with the machine's compiler and the
 # -dev packages pyenv builds need (libssl-dev, zlib1g-dev, libffi-dev, ...). Build time on 2 cores: printed
-# at the end (measured: see README, Supported versions).
+# at the end (measured: see docs/getting-started.md, Free-threaded Python).
 set -euo pipefail
 
 VERSION="${DLTENSOR_PYTHON_VERSION:-3.13}"

@@ -5,7 +5,7 @@ would) into ``tests/.build/<backend>``; rebuilds are incremental. Every test tak
 ``m`` fixture, parametrized by backend, so the same tests run once per backend.
 
 By default everything runs (both backends, every import path, every file: what CI runs). A contributor's
-quick subset, a few minutes (README.md, "The tests"):
+quick subset, a few minutes (docs/contributing.md, "Running the suite"):
 
     DLTENSOR_BACKENDS=nanobind DLTENSOR_PATHS=exchange python -m pytest -m "not slow"
 

@@ -1,11 +1,11 @@
-"""Generates README.md's robustness table from the test suite itself: every figure comes from the tests
+"""Generates docs/robustness.md's robustness table from the test suite itself: every figure comes from the tests
 pytest collects (their parametrizations, counted) and from the test modules' own constants (producers,
 dtypes, bounds), never from typed numbers. The words say what a group of tests checks; each group names
 its test functions, and the generator fails when one of them no longer exists.
 
     python tests/robustness.py           prints the table
-    python tests/robustness.py --write   rewrites the block between the markers in README.md
-    python tests/robustness.py --check   exits 1 when README.md's block is stale
+    python tests/robustness.py --write   rewrites the block between the markers in docs/robustness.md
+    python tests/robustness.py --check   exits 1 when docs/robustness.md's block is stale
 
 Collection only (`pytest --collect-only`, nothing is built or run); it needs the test extras (a test
 module skipped at collection would change the figures: exit status 3 then).
@@ -22,7 +22,7 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "robustness.md"
 START, END = "<!-- robustness:start -->", "<!-- robustness:end -->"
 INCOMPLETE = 3  # exit status when the environment cannot collect the whole suite
 
@@ -497,17 +497,17 @@ def table(s: Suite) -> str:
 
 
 def block(text: str) -> str:
-    """README.md's current block (between the markers, exclusive)."""
+    """docs/robustness.md's current block (between the markers, exclusive)."""
     start, end = text.index(START) + len(START), text.index(END)
     return text[start:end].strip("\n")
 
 
 def write(generated: str) -> bool:
-    text = README.read_text()
+    text = PAGE.read_text()
     start, end = text.index(START) + len(START), text.index(END)
     new = text[:start] + "\n" + generated + "\n" + text[end:]
     if new != text:
-        README.write_text(new)
+        PAGE.write_text(new)
     return new != text
 
 
@@ -518,10 +518,10 @@ def main(argv):
         print(e, file=sys.stderr)
         return INCOMPLETE
     if "--write" in argv:
-        print("README.md rewritten" if write(generated) else "README.md already up to date")
+        print("docs/robustness.md rewritten" if write(generated) else "docs/robustness.md already up to date")
     elif "--check" in argv:
-        if block(README.read_text()) != generated:
-            print("README.md's robustness table is stale: run python tests/robustness.py --write", file=sys.stderr)
+        if block(PAGE.read_text()) != generated:
+            print("docs/robustness.md's robustness table is stale: run python tests/robustness.py --write", file=sys.stderr)
             return 1
     else:
         print(generated)

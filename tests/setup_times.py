@@ -1,11 +1,11 @@
-"""README.md's table of how long CI's steps take, generated from a measured CI run, never typed.
+"""docs/contributing.md's table of how long CI's steps take, generated from a measured CI run, never typed.
 
     DLTENSOR_CI_TIMES=bench/results/ci_times.json bash .ci/run   # a clean clone, as CI runs it
     python bench/run.py --record                                   # also records its own wall time
     python tests/setup_times.py --add-run                          # appends that run's total to ci_runs.json
-    python tests/setup_times.py --write                            # rewrites the README block
+    python tests/setup_times.py --write                            # rewrites the block in docs/contributing.md
 
-`tests/test_docs.py` checks that README.md's block is the rendering of bench/results/ci_times.json.
+`tests/test_docs.py` checks that docs/contributing.md's block is the rendering of bench/results/ci_times.json.
 
 Each time says under what load it was taken: a step is recorded as {"seconds": s, "load": [the 1, 5 and
 15-minute load averages at its end]} (.ci/run), the full benchmark with "load" beside its seconds
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TIMES = ROOT / "bench" / "results" / "ci_times.json"
 BENCH_TIME = ROOT / "bench" / "results" / "bench_time.json"  # written by `python bench/run.py --record`
 RUNS = ROOT / "bench" / "results" / "ci_runs.json"  # every recorded whole run of .ci/run: --add-run
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "contributing.md"
 START, END = "<!-- ci-times:start -->", "<!-- ci-times:end -->"
 
 
@@ -38,7 +38,7 @@ def step_record(value) -> tuple:
 
 
 def load_text(load) -> str:
-    """The 1, 5 and 15-minute load averages as README shows them, or that none was recorded."""
+    """The 1, 5 and 15-minute load averages as the table shows them, or that none was recorded."""
     if not load:
         return NOT_RECORDED
     return "load average " + ", ".join(f"{x:.1f}" for x in load)
@@ -111,10 +111,10 @@ def main(argv):
     if "--add-run" in argv:
         print("added:", add_run(json.loads(TIMES.read_text())))
         expected = render(json.loads(TIMES.read_text()), json.loads(BENCH_TIME.read_text()))
-    text = README.read_text()
+    text = PAGE.read_text()
     if "--write" in argv:
         start, end = text.index(START) + len(START), text.index(END)
-        README.write_text(text[:start] + "\n" + expected + "\n" + text[end:])
+        PAGE.write_text(text[:start] + "\n" + expected + "\n" + text[end:])
     else:
         print(expected)
 

@@ -114,7 +114,7 @@ def test_core_compiles_without_warnings_under_a_users_strict_flags(opt, tmp_path
 
 
 def test_header_only_build_without_cmake_is_complete(tmp_path):
-    # A build without CMake (dltensor.include_dir(), README) gets the whole core from the headers: the
+    # A build without CMake (dltensor.include_dir(), docs/getting-started.md) gets the whole core from the headers: the
     # README's example extension compiled by one compiler command on the pybind11 backend links, imports,
     # binds, refuses with its explanation, and returns.
     pybind11 = pytest.importorskip("pybind11")

@@ -135,17 +135,18 @@ def test_reference_names_every_array_t_member(name):
     assert f"`{name}(" in REFERENCE.read_text() or f"{name}()" in REFERENCE.read_text(), name
 
 
-def test_readme_layout_lists_every_header():
-    readme = (ROOT / "README.md").read_text()
+def test_architecture_layout_lists_every_header():
+    layout = (ROOT / "docs" / "architecture.md").read_text()
     names = [h.relative_to(HEADERS).as_posix() for h in sorted(HEADERS.rglob("*.h"))]
-    missing = [n for n in names if f"`cpp/include/dltensor/{n}`" not in readme]
-    assert not missing, f"README's layout table misses {missing}"
+    missing = [n for n in names if f"`cpp/include/dltensor/{n}`" not in layout]
+    assert not missing, f"docs/architecture.md's layout table misses {missing}"
 
 
-def test_readme_backend_table_quotes_the_real_signature_text():
-    # The backends table quotes `squared_norms`'s parameter annotation as each backend prints it.
+def test_backend_table_quotes_the_real_signature_text():
+    # docs/getting-started.md's backends table quotes `squared_norms`'s parameter annotation as each backend prints it.
     from conftest import BACKENDS, load_backend
-    row = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| signature text of"))
+    row = next(line for line in (ROOT / "docs" / "getting-started.md").read_text().splitlines()
+               if line.startswith("| signature text of"))
     quoted = re.findall(r"`([^`]*(?:ArrayLike|typing\.Annotated)\[[^`]*)`", row)
     assert len(quoted) == 2, row
     for backend, text in zip(["nanobind", "pybind11"], quoted):
@@ -154,14 +155,14 @@ def test_readme_backend_table_quotes_the_real_signature_text():
         assert f"pts: {text})" in load_backend(backend).common.squared_norms.__doc__, (backend, text)
 
 
-def test_readme_ci_times_are_the_recorded_measurement():
-    # README's timing tables are the rendering of the recorded CI run and the recorded full benchmark
+def test_ci_times_are_the_recorded_measurement():
+    # docs/contributing.md's timing tables are the rendering of the recorded CI run and the recorded full benchmark
     # (bench/results/bench_time.json): a typed or stale number fails.
     import json
     import setup_times
     expected = setup_times.render(json.loads(setup_times.TIMES.read_text()),
                                   json.loads(setup_times.BENCH_TIME.read_text()))
-    assert setup_times.block((ROOT / "README.md").read_text()) == expected
+    assert setup_times.block(setup_times.PAGE.read_text()) == expected
 
 
 PYTORCH_INDEX = " --index-url https://download.pytorch.org/whl/cpu"
@@ -201,13 +202,13 @@ def bench_run():
     return module
 
 
-def readme_bench_block() -> str:
-    text = (ROOT / "README.md").read_text()
+def bench_block() -> str:
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
     return text.split("<!-- bench:begin -->", 1)[1].split("<!-- bench:end -->", 1)[0]
 
 
-def test_readme_benchmark_table_says_command_1_makes_no_paddle_rows():
-    block, run = readme_bench_block(), bench_run()
+def test_benchmark_table_says_command_1_makes_no_paddle_rows():
+    block, run = bench_block(), bench_run()
     assert run.LEGEND in block
     assert "\n| paddle: " in block, "the recorded table has paddle rows: this test checks their note"
     assert run.PADDLE_NOTE in block
@@ -215,8 +216,8 @@ def test_readme_benchmark_table_says_command_1_makes_no_paddle_rows():
     assert not [r for r in bench_extra if r.startswith("paddle")], "the note says the bench extra has no paddlepaddle"
 
 
-def test_readme_benchmark_table_says_under_what_load_it_was_measured():
-    header = readme_bench_block().strip().splitlines()[0]
+def test_benchmark_table_says_under_what_load_it_was_measured():
+    header = bench_block().strip().splitlines()[0]
     assert header.startswith("Per-call cost in ns") and ("load average" in header or "load not recorded" in header)
 
 
@@ -247,7 +248,7 @@ def test_ci_run_records_each_steps_seconds_and_load(tmp_path):
 
 
 def test_ci_run_total_is_added_to_the_runs_only_when_the_run_passed(tmp_path):
-    # .ci/run's EXIT trap records the whole run ("total"); --add-run appends it to the runs README lists.
+    # .ci/run's EXIT trap records the whole run ("total"); --add-run appends it to the runs docs/contributing.md lists.
     import json
     import setup_times
     script = re.search(r"python3 -c '([^']*)' \\\n\s*\"\$DLTENSOR_CI_TIMES\"", (ROOT / ".ci" / "run").read_text()).group(1)
@@ -267,3 +268,61 @@ def test_ci_run_total_is_added_to_the_runs_only_when_the_run_passed(tmp_path):
                               json.loads(runs.read_text()))
     assert "total" not in text.split("Whole runs")[0]  # the run's total is no step
     assert f"| {run['date']} | `abc` | 25.0 minutes | load average" in text
+
+
+def test_docs_site_lists_every_page():
+    index = (ROOT / "docs" / "index.md").read_text()
+    toctree = re.search(r"^```\{toctree\}\n(.*?)^```", index, flags=re.S | re.M).group(1)
+    listed = {line.strip() for line in toctree.splitlines() if line.strip() and not line.startswith(":")}
+    pages = {p.stem for p in (ROOT / "docs").glob("*.md")} - {"index"}
+    assert listed == pages, (listed, pages)
+
+
+def test_docs_site_builds_without_a_warning(tmp_path):
+    # The site as `python -m sphinx -W` builds it (README, Documentation): a broken link or anchor between
+    # pages, or to a repository file, is a warning, so an error.
+    pytest.importorskip("sphinx", reason="the docs extra (also in the test extra) installs Sphinx")
+    pytest.importorskip("myst_parser", reason="the docs extra (also in the test extra) installs MyST")
+    import sys
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+                           str(ROOT / "docs"), str(tmp_path / "html")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for page in ["index", "getting-started", "reference", "migration", "architecture", "benchmarks", "robustness",
+                 "contributing"]:
+        assert (tmp_path / "html" / f"{page}.html").is_file(), page
+
+
+def test_docs_site_catches_a_broken_link(tmp_path):
+    # The same build over a copy of the checkout's files with one link to no file: that link, and only it,
+    # fails the build.
+    pytest.importorskip("sphinx", reason="the docs extra (also in the test extra) installs Sphinx")
+    pytest.importorskip("myst_parser", reason="the docs extra (also in the test extra) installs MyST")
+    import shutil
+    import sys
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                             capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    for name in filter(None, out.decode().split("\0")):
+        if not (ROOT / name).is_file():
+            continue  # deleted in the working tree
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, tmp_path / name)
+    docs = tmp_path / "docs"
+    page = docs / "robustness.md"
+    page.write_text(page.read_text() + "\n[gone](../tests/no_such_file.py)\n")
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(docs), str(tmp_path / "html")],
+                          capture_output=True, text=True)
+    warnings = [line for line in (done.stdout + done.stderr).splitlines() if "WARNING" in line]
+    assert len(warnings) == 1 and "no_such_file.py" in warnings[0], warnings
+
+
+def test_read_the_docs_builds_the_site_from_the_docs_extra():
+    import tomllib
+    config = (ROOT / ".readthedocs.yaml").read_text()
+    assert "configuration: docs/conf.py" in config and "fail_on_warning: true" in config
+    assert re.search(r"extra_requirements:\s*\n\s*- docs\b", config)
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert {r.split(">")[0] for r in extras["docs"]} == {"sphinx", "myst-parser"}
+    assert set(extras["docs"]) <= set(extras["test"]), "the suite builds the site: the test extra has the docs extra"

@@ -2,7 +2,7 @@
 
 tests/downstream_package: a pip-installable package (pyproject.toml for scikit-build-core, CMakeLists.txt,
 one source for both backends), built by `pip wheel` with build isolation: dltensor from a folder holding
-a wheel of this checkout (PIP_FIND_LINKS, as README's "Ship an extension" says), scikit-build-core,
+a wheel of this checkout (PIP_FIND_LINKS, as README's "Use it in your package" says), scikit-build-core,
 nanobind and pybind11 from the index. Its wheel must hold both modules (scikit-build-core builds a wheel
 without them when the CMakeLists lacks install(TARGETS ...)), their stubs (dltensor_add_stub) and no dltensor
 file, and must work from a fresh virtual environment, where type checkers read the stubs without dltensor.

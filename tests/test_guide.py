@@ -1,4 +1,4 @@
-"""docs/migration.md and README.md quote their code: every fenced block follows a marker
+"""README.md and docs/*.md quote their code: every fenced block follows a marker
 
     <!-- snippet: <path> [<name>] -->
 
@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "migration.md"
 README = ROOT / "README.md"
 REFERENCE = ROOT / "docs" / "reference.md"  # quotes the downstream package (§1); its other blocks are not quotes
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]  # every page that may quote a source
+QUOTING = [d for d in PAGES if d != REFERENCE]  # every code block of these is a quote
 EXAMPLES = ROOT / "cpp" / "examples"
 
 MARKER = re.compile(r"^(?P<indent>[ \t]*)<!-- snippet: (?P<path>\S+)(?: (?P<name>\S+))? -->$")
@@ -81,20 +83,20 @@ def quotes(doc: Path):
     return [(line, m.group("path"), m.group("name"), text) for line, _, m, text in blocks(doc) if m]
 
 
-UNQUOTED_LANGUAGES = {"sh", "text"}  # commands and output; code blocks are all quoted
+UNQUOTED_LANGUAGES = {"sh", "text", "{toctree}"}  # commands, output, the site's contents; code is quoted
 
 
-@pytest.mark.parametrize("doc", [GUIDE, README], ids=lambda p: p.name)
+@pytest.mark.parametrize("doc", QUOTING, ids=lambda p: p.name)
 def test_every_code_block_is_quoted_from_a_source(doc):
     unquoted = [f"{doc.name}:{line} ({lang})" for line, lang, m, _ in blocks(doc)
                 if m is None and lang not in UNQUOTED_LANGUAGES]
     assert not unquoted, f"code blocks without a <!-- snippet: --> marker: {unquoted}"
 
 
-@pytest.mark.parametrize("line, path, name, text", quotes(GUIDE) + quotes(README) + quotes(REFERENCE),
-                         ids=lambda v: str(v) if isinstance(v, int) else None)
-def test_quote_matches_its_source(line, path, name, text):
-    assert text == quoted_text(path, name), f"quote at line {line} differs from {path} {name or ''}"
+@pytest.mark.parametrize("doc, line, path, name, text", [(d.name, *q) for d in PAGES for q in quotes(d)],
+                         ids=lambda v: str(v) if isinstance(v, (int, str)) and not str(v).count("\n") else None)
+def test_quote_matches_its_source(doc, line, path, name, text):
+    assert text == quoted_text(path, name), f"{doc}: quote at line {line} differs from {path} {name or ''}"
 
 
 def test_every_example_snippet_is_quoted_in_the_guide():
@@ -118,7 +120,7 @@ def test_readme_links_the_guide_and_shows_the_quickstart():
 
 
 def test_readme_and_reference_quote_the_downstream_package():
-    for doc in (README, REFERENCE):
+    for doc in (README, REFERENCE, ROOT / "docs" / "getting-started.md"):
         quoted = {path for _, path, _, _ in quotes(doc)}
         assert {"tests/downstream_package/pyproject.toml", "tests/downstream_package/CMakeLists.txt"} <= quoted, doc
 
@@ -139,5 +141,5 @@ def write(doc: Path) -> bool:
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
         sys.exit(__doc__)
-    for d in (GUIDE, README, REFERENCE):
+    for d in PAGES:
         print(f"{d.relative_to(ROOT)}: {'rewritten' if write(d) else 'up to date'}")

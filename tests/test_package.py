@@ -1,6 +1,6 @@
 """The installed package: include_dir(), cmake_dir(), the CLI; the wheel (pure, with its license); and a
 separate CMake project (tests/downstream) that finds dltensor with find_package(dltensor CONFIG REQUIRED),
-configured and built with the exact command lines the README shows, as an extension author would."""
+configured and built with the exact command lines docs/getting-started.md shows, as an extension author would."""
 import importlib
 import os
 import re
@@ -51,26 +51,26 @@ def test_command_line_rejects_no_flag():
 
 
 def readme_build_commands():
-    """The README's configure and build lines for a downstream project: the `sh` block that sets
+    """docs/getting-started.md's configure and build lines for a downstream project: the `sh` block that sets
     dltensor_DIR (one command per line)."""
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "getting-started.md").read_text()
     for block in re.findall(r"^```sh\n(.*?)^```", text, flags=re.S | re.M):
         if "-Ddltensor_DIR=" in block:
             return [line for line in block.splitlines() if line.strip()]
-    raise AssertionError("README.md shows no configure line with -Ddltensor_DIR")
+    raise AssertionError("docs/getting-started.md shows no configure line with -Ddltensor_DIR")
 
 
-def test_readme_configure_line_names_every_package_dir():
+def test_configure_line_names_every_package_dir():
     configure = readme_build_commands()[0]
     for flag in ("-Ddltensor_DIR=$(python -m dltensor --cmake_dir)",
                  "-Dnanobind_DIR=$(python -m nanobind --cmake_dir)",
                  "-Dpybind11_DIR=$(python -m pybind11 --cmakedir)"):
-        assert flag in configure, f"README's configure line lacks {flag}"
+        assert flag in configure, f"the configure line lacks {flag}"
 
 
 @pytest.fixture(scope="module")
 def downstream_build():
-    """tests/downstream, configured and built by running the README's command lines verbatim (bash) in a
+    """tests/downstream, configured and built by running docs/getting-started.md's command lines verbatim (bash) in a
     copy of the project, with this interpreter's environment first on PATH, as an activated virtual
     environment would be. The installed dltensor package is the one found, as for a user."""
     src = BUILD_ROOT / "downstream-readme"
@@ -89,7 +89,7 @@ def downstream_build():
             not in cache.read_text():
         shutil.rmtree(src / "build")  # configured with another generator earlier
     start = time.monotonic()
-    _progress(f"[dltensor] building {src.relative_to(ROOT) if src.is_relative_to(ROOT) else src} with README.md's "
+    _progress(f"[dltensor] building {src.relative_to(ROOT) if src.is_relative_to(ROOT) else src} with docs/getting-started.md's "
               "commands ...")
     for command in readme_build_commands():
         run(["bash", "-c", command], steps=True, cwd=src, env=env)  # a line per build step; raises on failure

@@ -1,4 +1,4 @@
-"""README.md's robustness table is generated from the suite (tests/robustness.py: collection only, the test
+"""docs/robustness.md's robustness table is generated from the suite (tests/robustness.py: collection only, the test
 modules' own constants): the block between its markers must equal what the generator prints now, so a
 figure that the suite no longer supports fails here. Fix: python tests/robustness.py --write"""
 import subprocess
@@ -6,17 +6,17 @@ import sys
 
 import pytest
 
-from robustness import END, INCOMPLETE, README, ROOT, START, block
+from robustness import END, INCOMPLETE, PAGE, ROOT, START, block
 
 
-def test_readme_robustness_table_is_generated_from_the_suite():
-    text = README.read_text()
+def test_robustness_table_is_generated_from_the_suite():
+    text = PAGE.read_text()
     assert text.count(START) == 1 and text.count(END) == 1 and text.index(START) < text.index(END), \
-        f"README.md needs one {START} ... {END} block"
+        f"docs/robustness.md needs one {START} ... {END} block"
     proc = subprocess.run([sys.executable, str(ROOT / "tests" / "robustness.py")], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
     if proc.returncode == INCOMPLETE:
         pytest.skip(f"the whole suite cannot be collected here: {proc.stderr.strip()[:500]}")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     assert block(text) == proc.stdout.rstrip("\n"), \
-        "README.md's robustness table is stale: run python tests/robustness.py --write"
+        "docs/robustness.md's robustness table is stale: run python tests/robustness.py --write"

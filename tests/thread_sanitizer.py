@@ -14,7 +14,7 @@ race planted in the module (`unsynchronized_bump`, 4 threads writing one plain i
 the run fails: a build without instrumentation, or threads that never overlap, would report nothing too. Suppressions
 (tests/free_threaded/tsan_suppressions.txt) cover CPython and NumPy internals only, each with its reason.
 It is not part of CI: the instrumented interpreter is a second build, about twice the plain one's time
-(bash tests/build_free_threaded_python.sh prints it), and the run itself is slow (README: Robustness, whose row is generated from the recorded file).
+(bash tests/build_free_threaded_python.sh prints it), and the run itself is slow (docs/robustness.md, whose row is generated from the recorded file).
 """
 import argparse
 import datetime
