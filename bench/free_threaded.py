@@ -8,7 +8,7 @@ nanobind's own `nb::ndarray` (nanobind backend), and NumPy's own `numpy.empty`: 
 threads make at most the calls of one. Writes
 bench/results/free_threaded.md (with the load average, since this is a timing on a shared machine).
 
-    python bench/free_threaded.py            # needs tests/build_free_threaded_python.sh's 3.13t and pyenv's 3.13
+    python bench/free_threaded.py            # needs tools/build_free_threaded_python.sh's 3.13t and pyenv's 3.13
     python bench/free_threaded.py --quick    # fewer calls; writes bench/results/free_threaded-quick.md
 """
 import argparse

@@ -480,7 +480,7 @@ def main(argv=None):
     (out / f"{stem}.md").write_text(table + "\n\nRecorded " + time.strftime("%Y-%m-%d %H:%M:%S") + "\n")
     print(f"\nsaved {out / (stem + '.md')}")
     plot(rows, out / f"{stem}.png", run)
-    if record:  # the main job's own time, for docs/contributing.md's table of how long things take (tests/setup_times.py)
+    if record:  # the main job's own time, for docs/contributing.md's table of how long things take (tools/setup_times.py)
         # with the 1, 5 and 15-minute load averages at its end: under what load the time was taken
         times = {"python bench/run.py": round(time.monotonic() - started), "recorded": time.strftime("%Y-%m-%d"),
                  "load": [round(x, 2) for x in os.getloadavg()]}

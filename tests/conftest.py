@@ -31,6 +31,8 @@ from cmake_build import cmake_build
 os.environ.setdefault("JAX_ENABLE_X64", "1")
 
 HERE = Path(__file__).resolve().parent
+# tools/: the scripts CI and the records run (setup_times, robustness), which some tests import.
+sys.path.insert(0, str(HERE.parent / "tools"))
 # Where the test modules are built; DLTENSOR_TEST_BUILD_ROOT moves it (a second checkout state, or a
 # mutated header, built beside the first without replacing a module a running suite has loaded).
 BUILD_ROOT = Path(os.environ.get("DLTENSOR_TEST_BUILD_ROOT", HERE / ".build"))
@@ -71,9 +73,9 @@ SLOW_FILES = ["test_python_versions.py", "test_examples.py", "test_package.py", 
 _modules = {}
 
 
-# DLTENSOR_SANITIZE=1 (tests/sanitize.sh) builds the module with AddressSanitizer and UBSan instead.
+# DLTENSOR_SANITIZE=1 (tools/sanitize.sh) builds the module with AddressSanitizer and UBSan instead.
 SANITIZE = os.environ.get("DLTENSOR_SANITIZE") == "1"
-# The compiler of the test modules: CMake's default (c++), or $CXX where it is set (tests/sanitize.sh sets
+# The compiler of the test modules: CMake's default (c++), or $CXX where it is set (tools/sanitize.sh sets
 # Clang); each compiler builds into its own directory.
 TEST_CXX = os.environ.get("CXX", "").strip()
 TEST_BUILD = BUILD_ROOT / ("tests" + ("-sanitized" if SANITIZE else "") +

@@ -2,7 +2,7 @@
 suite binds) and the core compile with the oldest and newest Clang, with libstdc++ and libc++, under C++17
 to C++23, and through nvcc's CUDA front end; under GCC and Clang without one warning from dltensor's headers under
 pybind11's own warning flags and -Werror, the headers included as ordinary (-I) headers. What runs: the
-suite itself is run on GCC's build (the plain run) and Clang's (tests/sanitize.sh), the examples on GCC's,
+suite itself is run on GCC's build (the plain run) and Clang's (tools/sanitize.sh), the examples on GCC's,
 Clang's (libc++) and nvcc's builds (test_examples.py)."""
 import json
 import os

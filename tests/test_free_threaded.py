@@ -4,7 +4,7 @@ the same module undeclared turns it back on as CPython documents; and many more 
 through every route at once (tests/free_threaded/stress.py) with every value checked and every owner
 released exactly once.
 
-The interpreter: ``$DLTENSOR_FREE_THREADED_PYTHON``, else the one that tests/build_free_threaded_python.sh
+The interpreter: ``$DLTENSOR_FREE_THREADED_PYTHON``, else the one that tools/build_free_threaded_python.sh
 builds into ``~/.cache/dltensor/pythons/3.13t`` (``.ci/run`` runs that script), else ``python3.13t`` on
 PATH. NumPy's free-threaded wheel is installed into that interpreter from PyPI on first use. A missing
 interpreter skips, and fails under ``DLTENSOR_REQUIRE_PYTHONS=1`` (CI)."""
@@ -42,7 +42,7 @@ def _env():
 def python():
     exe = free_threaded_python()
     if exe is None:
-        reason = "no free-threaded Python 3.13t (bash tests/build_free_threaded_python.sh builds one)"
+        reason = "no free-threaded Python 3.13t (bash tools/build_free_threaded_python.sh builds one)"
         if os.environ.get("DLTENSOR_REQUIRE_PYTHONS") == "1":
             pytest.fail(reason + " (DLTENSOR_REQUIRE_PYTHONS=1)")
         pytest.skip(reason)

@@ -99,3 +99,15 @@ def test_only_the_registry_brings_in_framework_files():
     for h in sorted(HEADERS.glob("*.h")):
         for inc in re.findall(r'#include "frameworks/(\w+)\.h"', h.read_text()):
             assert inc in ("registry", "framework"), f"{h.name} includes frameworks/{inc}.h"
+
+
+def test_tests_folder_holds_tests_and_their_helpers_only():
+    # tests/ holds tests: a script that CI, an interpreter build or a record runs lives in tools/. What else
+    # sits at the top of tests/ is a helper that a test file imports or runs (or a conftest).
+    tests = HEADERS.parent.parent.parent / "tests"
+    assert not sorted(p.name for p in tests.glob("*.sh")), "shell scripts belong in tools/"
+    sources = "\n".join(p.read_text() for p in tests.glob("test_*.py")) + (tests / "conftest.py").read_text()
+    helpers = [p.stem for p in tests.glob("*.py") if not p.name.startswith("test_") and p.name != "conftest.py"]
+    unused = [h for h in helpers if not re.search(rf"^\s*(?:import {h}\b|from {h} import)", sources, re.M)
+              and f'"{h}.py"' not in sources]
+    assert helpers and not unused, f"not imported by any test: {unused} (a tool belongs in tools/)"

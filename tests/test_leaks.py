@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 jnp = pytest.importorskip("jax.numpy")
 tf = pytest.importorskip("tensorflow")
 
-# Per path. Under the sanitizers (tests/sanitize.sh: memory errors, not growth, are what is looked for)
+# Per path. Under the sanitizers (tools/sanitize.sh: memory errors, not growth, are what is looked for)
 # a tenth as many calls run every path just as well in a tenth of the time.
 CALLS = 10_000 if SANITIZE else 100_000
 # slow producers, and a refusal (pybind11 formats every overload's signature into its TypeError, about a

@@ -22,7 +22,7 @@ def paddle_installed() -> bool:
 @pytest.mark.skipif(not paddle_installed(), reason="PaddlePaddle is not installed (the test extras install it)")
 def test_paddle_cases_pass_in_a_process_without_tensorflow():
     env = dict(os.environ)
-    if "ASAN_OPTIONS" in env:  # the sanitized suite (tests/sanitize.sh): libpaddle itself frees with `delete`
+    if "ASAN_OPTIONS" in env:  # the sanitized suite (tools/sanitize.sh): libpaddle itself frees with `delete`
         # what it allocated with `new[]` (pir::IrContext's destructor, at exit), which ASan would abort on
         env["ASAN_OPTIONS"] += ":alloc_dealloc_mismatch=0"
         # ... and with the sanitizer runtime preloaded, Paddle's loader no longer finds its own bundled

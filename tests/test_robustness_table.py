@@ -1,6 +1,6 @@
-"""docs/robustness.md's robustness table is generated from the suite (tests/robustness.py: collection only, the test
+"""docs/robustness.md's robustness table is generated from the suite (tools/robustness.py: collection only, the test
 modules' own constants): the block between its markers must equal what the generator prints now, so a
-figure that the suite no longer supports fails here. Fix: python tests/robustness.py --write"""
+figure that the suite no longer supports fails here. Fix: python tools/robustness.py --write"""
 import subprocess
 import sys
 
@@ -13,10 +13,10 @@ def test_robustness_table_is_generated_from_the_suite():
     text = PAGE.read_text()
     assert text.count(START) == 1 and text.count(END) == 1 and text.index(START) < text.index(END), \
         f"docs/robustness.md needs one {START} ... {END} block"
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "robustness.py")], cwd=ROOT, capture_output=True,
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "robustness.py")], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
     if proc.returncode == INCOMPLETE:
         pytest.skip(f"the whole suite cannot be collected here: {proc.stderr.strip()[:500]}")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     assert block(text) == proc.stdout.rstrip("\n"), \
-        "docs/robustness.md's robustness table is stale: run python tests/robustness.py --write"
+        "docs/robustness.md's robustness table is stale: run python tools/robustness.py --write"

@@ -124,7 +124,7 @@ FT_MODULE_DEF(FT_MODULE, m) {
         .def(py::init<size_t>())
         .def("view", [](Holder &h) { return h.values; }, rvp::reference_internal);
 
-    // The canary of tests/thread_sanitizer.py: a data race planted on purpose (threads calling it at once
+    // The canary of tools/thread_sanitizer.py: a data race planted on purpose (threads calling it at once
     // write one plain int), which ThreadSanitizer must report; no other test calls it.
     m.def("unsynchronized_bump", [](long n) {
         for (long i = 0; i < n; ++i) canary_count = canary_count + 1;

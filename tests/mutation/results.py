@@ -2,7 +2,7 @@
 
 Each mutant's entry carries a hash of its definition, so an entry stands only for the mutant as it is
 defined now, and the file a hash of the whole list. Read by the runner (which merges `--only` reruns into
-the file), by tests/test_mutation.py and by docs/robustness.md's table (tests/robustness.py).
+the file), by tests/test_mutation.py and by docs/robustness.md's table (tools/robustness.py).
 """
 import hashlib
 import json

@@ -3,8 +3,8 @@
 # cache outside the clone, for tests/test_free_threaded.py and CI. Idempotent: an interpreter already
 # built there (and working) is kept, and the script only prints its path.
 #
-#   bash tests/build_free_threaded_python.sh            # -> ~/.cache/dltensor/pythons/3.13t/bin/python3.13t
-#   bash tests/build_free_threaded_python.sh --tsan     # the same built --with-thread-sanitizer: 3.13t-tsan
+#   bash tools/build_free_threaded_python.sh            # -> ~/.cache/dltensor/pythons/3.13t/bin/python3.13t
+#   bash tools/build_free_threaded_python.sh --tsan     # the same built --with-thread-sanitizer: 3.13t-tsan
 #
 # DLTENSOR_PYTHONS moves the cache (default ~/.cache/dltensor/pythons); DLTENSOR_PYTHON_VERSION picks the
 # source package (default 3.13: python3.13; 3.14 and 3.15 are listed by Debian's indexes but their files are

@@ -3,9 +3,9 @@ pytest collects (their parametrizations, counted) and from the test modules' own
 dtypes, bounds), never from typed numbers. The words say what a group of tests checks; each group names
 its test functions, and the generator fails when one of them no longer exists.
 
-    python tests/robustness.py           prints the table
-    python tests/robustness.py --write   rewrites the block between the markers in docs/robustness.md
-    python tests/robustness.py --check   exits 1 when docs/robustness.md's block is stale
+    python tools/robustness.py           prints the table
+    python tools/robustness.py --write   rewrites the block between the markers in docs/robustness.md
+    python tools/robustness.py --check   exits 1 when docs/robustness.md's block is stale
 
 Collection only (`pytest --collect-only`, nothing is built or run); it needs the test extras (a test
 module skipped at collection would change the figures: exit status 3 then).
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
-ROOT = TESTS.parent
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
 PAGE = ROOT / "docs" / "robustness.md"
 START, END = "<!-- robustness:start -->", "<!-- robustness:end -->"
 INCOMPLETE = 3  # exit status when the environment cannot collect the whole suite
@@ -77,7 +77,7 @@ class Suite:
             return tests
         present = {t.function for t in tests}
         missing = [f for f in functions if f not in present]
-        assert not missing, f"{file}: {missing} not collected (update tests/robustness.py)"
+        assert not missing, f"{file}: {missing} not collected (update tools/robustness.py)"
         return [t for t in tests if t.function in functions]
 
     def functions(self, file):
@@ -388,23 +388,23 @@ def key_set(s):
 
 
 def sanitizers(s):
-    script = (TESTS / "sanitize.sh").read_text()
+    script = (ROOT / "tools" / "sanitize.sh").read_text()
     for option in ("halt_on_error=1", "abort_on_error=1"):
-        assert option in script, f"tests/sanitize.sh no longer sets {option}"
-    ci = [l.split() for l in (ROOT / ".ci" / "run").read_text().splitlines() if "tests/sanitize.sh" in l
+        assert option in script, f"tools/sanitize.sh no longer sets {option}"
+    ci = [l.split() for l in (ROOT / ".ci" / "run").read_text().splitlines() if "tools/sanitize.sh" in l
           and not l.lstrip().startswith("#")]
     whole = {"-q", "tests"} | {a for l in ci for a in l if a.startswith("--durations=")}  # only reporting
-    assert ci and all(set(l[l.index("tests/sanitize.sh") + 1:]) <= whole for l in ci), \
-        ".ci/run must run the whole suite under tests/sanitize.sh"
+    assert ci and all(set(l[l.index("tools/sanitize.sh") + 1:]) <= whole for l in ci), \
+        ".ci/run must run the whole suite under tools/sanitize.sh"
     conftest = sys.modules["conftest"]
     backends = len(conftest.ALL_BACKENDS)
     left_out = set(conftest.UNSANITIZED_FILES)
     sanitized = [t for t in s.all if Path(t.file).name not in left_out]
-    what = (f"AddressSanitizer + UBSan (`bash tests/sanitize.sh`, also in CI: `.ci/run`): every test that "
+    what = (f"AddressSanitizer + UBSan (`bash tools/sanitize.sh`, also in CI: `.ci/run`): every test that "
             f"runs dltensor's C++, {backends} backends (left out: {code(sorted(left_out))}, which load no "
             f"test module)")
     hold = "no sanitizer report (any report aborts the run)"
-    return "sanitizers (`tests/sanitize.sh`)", what, hold, f"{len(sanitized):,}"
+    return "sanitizers (`tools/sanitize.sh`)", what, hold, f"{len(sanitized):,}"
 
 
 def free_threaded(s):
@@ -419,19 +419,19 @@ def free_threaded(s):
 
 def thread_sanitizer(s):
     record_file = TESTS / "free_threaded" / "thread_sanitizer.json"
-    what = ("ThreadSanitizer (`python tests/thread_sanitizer.py`, by hand, not in CI): the free-threaded stress run "
+    what = ("ThreadSanitizer (`python tools/thread_sanitizer.py`, by hand, not in CI): the free-threaded stress run "
             "with the module, dltensor's core and the binding library built with `-fsanitize=thread`, on a "
-            "TSAN-instrumented 3.13t (`bash tests/build_free_threaded_python.sh --tsan`)")
+            "TSAN-instrumented 3.13t (`bash tools/build_free_threaded_python.sh --tsan`)")
     hold = "no report whose stacks run through dltensor's code; suppressions for CPython and NumPy internals only"
     if not record_file.is_file():
-        return "ThreadSanitizer (`tests/thread_sanitizer.py`)", what, hold, "not recorded yet"
+        return "ThreadSanitizer (`tools/thread_sanitizer.py`)", what, hold, "not recorded yet"
     import json
     r = json.loads(record_file.read_text())
     runs = ", ".join(f"{b['backend']}: {b['rounds']:,} rounds, reports: "
                      + (", ".join(f"{n} in {who}'s code" for who, n in sorted(b["reports"].items())) or "none")
                      for b in r["backends"])
     result = "passed" if r["passed"] else "FAILED"
-    return ("ThreadSanitizer (`tests/thread_sanitizer.py`)", what, hold,
+    return ("ThreadSanitizer (`tools/thread_sanitizer.py`)", what, hold,
             f"{result} on {r['date']} (commit `{r['commit']}`{', with changes' if r['dirty'] else ''}; Python "
             f"{r['python']}, NumPy {r['numpy']}, {r['threads']} threads x {r['seconds']:g} s; {runs}; "
             f"{len(r['suppressions'])} suppressions) (not a pytest run)")
@@ -482,7 +482,7 @@ ROWS = [producers, returns, return_matrix, producer_rules, lifecycles, sub_inter
 
 def table(s: Suite) -> str:
     lines = [
-        f"Generated from the suite by `python tests/robustness.py --write` (collection only: "
+        f"Generated from the suite by `python tools/robustness.py --write` (collection only: "
         f"{len(s.all):,} tests in one `python -m pytest` run, both backends); `tests/test_robustness_table.py` "
         f"fails when this block is stale. *Tests per run* counts collected tests; property tests run many "
         f"examples each.",
@@ -521,7 +521,7 @@ def main(argv):
         print("docs/robustness.md rewritten" if write(generated) else "docs/robustness.md already up to date")
     elif "--check" in argv:
         if block(PAGE.read_text()) != generated:
-            print("docs/robustness.md's robustness table is stale: run python tests/robustness.py --write", file=sys.stderr)
+            print("docs/robustness.md's robustness table is stale: run python tools/robustness.py --write", file=sys.stderr)
             return 1
     else:
         print(generated)

@@ -4,7 +4,7 @@
 # CI's plain run proves GCC and this run proves Clang; GCC (c++) where none is. The sanitizer runtime is
 # preloaded into Python; leak detection is off (CPython and the frameworks keep allocations for the life
 # of the process; tests/test_leaks.py measures leaks instead).
-# Usage: bash tests/sanitize.sh [pytest args]
+# Usage: bash tools/sanitize.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${CXX:-}" ]; then

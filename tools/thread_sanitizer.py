@@ -2,9 +2,9 @@
 module's own code, dltensor's core and the binding library's sources) for a TSAN-instrumented CPython 3.13t,
 then tests/free_threaded/stress.py on both backends, many threads through every route at once.
 
-    bash tests/build_free_threaded_python.sh --tsan     # once per machine: ~/.cache/dltensor/pythons/3.13t-tsan
-    python tests/thread_sanitizer.py                    # both backends; exit 1 on a report in dltensor's code
-    python tests/thread_sanitizer.py --record           # ... and write tests/free_threaded/thread_sanitizer.json
+    bash tools/build_free_threaded_python.sh --tsan     # once per machine: ~/.cache/dltensor/pythons/3.13t-tsan
+    python tools/thread_sanitizer.py                    # both backends; exit 1 on a report in dltensor's code
+    python tools/thread_sanitizer.py --record           # ... and write tests/free_threaded/thread_sanitizer.json
 
 Run it with the test extras' virtual environment (nanobind, pybind11, cmake). Every ThreadSanitizer report is
 sorted by the code its stacks run through: dltensor's (the checkout's headers, tests/free_threaded), the
@@ -14,7 +14,7 @@ race planted in the module (`unsynchronized_bump`, 4 threads writing one plain i
 the run fails: a build without instrumentation, or threads that never overlap, would report nothing too. Suppressions
 (tests/free_threaded/tsan_suppressions.txt) cover CPython and NumPy internals only, each with its reason.
 It is not part of CI: the instrumented interpreter is a second build, about twice the plain one's time
-(bash tests/build_free_threaded_python.sh prints it), and the run itself is slow (docs/robustness.md, whose row is generated from the recorded file).
+(bash tools/build_free_threaded_python.sh prints it), and the run itself is slow (docs/robustness.md, whose row is generated from the recorded file).
 """
 import argparse
 import datetime
@@ -26,10 +26,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from cmake_build import REPO, cmake_build  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "tests"
 SOURCE = HERE / "free_threaded"
 SUPPRESSIONS = SOURCE / "tsan_suppressions.txt"
 RECORD = SOURCE / "thread_sanitizer.json"
@@ -160,7 +160,7 @@ def main():
     args = ap.parse_args()
     python = tsan_python()
     if python is None:
-        sys.exit("[tsan] no TSAN-instrumented 3.13t: run `bash tests/build_free_threaded_python.sh --tsan` first "
+        sys.exit("[tsan] no TSAN-instrumented 3.13t: run `bash tools/build_free_threaded_python.sh --tsan` first "
                  "(or set DLTENSOR_TSAN_PYTHON)")
     ensure_numpy(python)
     version = subprocess.run([python, "-c", "import sys, numpy; print(sys.version.split()[0], numpy.__version__)"],
@@ -183,7 +183,7 @@ def main():
         commit = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=REPO, capture_output=True,
                                 text=True).stdout.strip()
         dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "cpp", "tests/free_threaded",
-                                     "tests/thread_sanitizer.py", f":!{RECORD.relative_to(REPO)}"],
+                                     "tools/thread_sanitizer.py", f":!{RECORD.relative_to(REPO)}"],
                                     cwd=REPO, capture_output=True, text=True).stdout.strip())
         RECORD.write_text(json.dumps({
             "date": datetime.date.today().isoformat(), "commit": commit, "dirty": dirty,

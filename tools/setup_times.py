@@ -2,8 +2,8 @@
 
     DLTENSOR_CI_TIMES=bench/results/ci_times.json bash .ci/run   # a clean clone, as CI runs it
     python bench/run.py --record                                   # also records its own wall time
-    python tests/setup_times.py --add-run                          # appends that run's total to ci_runs.json
-    python tests/setup_times.py --write                            # rewrites the block in docs/contributing.md
+    python tools/setup_times.py --add-run                          # appends that run's total to ci_runs.json
+    python tools/setup_times.py --write                            # rewrites the block in docs/contributing.md
 
 `tests/test_docs.py` checks that docs/contributing.md's block is the rendering of bench/results/ci_times.json.
 
@@ -63,7 +63,7 @@ def add_run(times: dict, runs_file: Path = RUNS) -> dict:
 def render_runs(runs: list) -> list:
     if not runs:
         return []
-    lines = ["", "Whole runs of `.ci/run` in a clean clone (each added by `python tests/setup_times.py --add-run` from "
+    lines = ["", "Whole runs of `.ci/run` in a clean clone (each added by `python tools/setup_times.py --add-run` from "
              "its recorded times; CI's limit is 90 minutes, and `.ci/run` warns past 45):", "",
              "| date | commit | wall time | load at its end |", "|---|---|---|---|"]
     lines += [f"| {r['date']} | `{r['commit']}` | {minutes(r['seconds'])} | {load_text(r['load'])} |" for r in runs]
@@ -78,7 +78,7 @@ def render(times: dict, bench: dict, runs: list = None) -> str:
     seconds = {step: s for step, (s, _) in records.items()}
     lines = ["Wall times of each `.ci/run` step in a clean clone on a 2-core machine (recorded in "
              "`bench/results/ci_times.json` by `DLTENSOR_CI_TIMES=... bash .ci/run`, rendered by "
-             "`python tests/setup_times.py --write`); the first run of each includes its builds, later runs "
+             "`python tools/setup_times.py --write`); the first run of each includes its builds, later runs "
              "are incremental. *Load*: the machine's 1, 5 and 15-minute load averages when the step ended "
              "(2 cores: above 2, other work was competing for them):", "",
              "| step | time | load |", "|---|---|---|"]
