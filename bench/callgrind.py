@@ -104,7 +104,7 @@ STEP_FUNCTIONS = {
     "import": ["dlt::import_tensor("],
     "view": ["TorchDLPackExchangeAPI::DLTensorFromPyObjectNoSync", "dlt::numpy_arrays::view("],
     "pytorch checks": ["dlt::torch_precheck("],
-    "annotation checks": ["dlt::detail::check_noting(", "dlt::validate("],
+    "annotation checks": ["dlt::detail::check_and_record(", "dlt::validate("],
 }
 STEP_CASES = [
     ("pytorch, 1 argument", "dltensor_bench", "torch.ones(16)"),

@@ -182,8 +182,8 @@ MUTANTS = [
 
     # ---- PyTorch (torch.h, import.h) --------------------------------------------------------------------
     Mutant("negative_bit_ignored", "frameworks/pytorch_checks.h",
-           "if (neg || conj) return view ? torch_lazy_view(src, c, r, view, nullptr) : mismatch::lazy;",
-           "if (conj) return view ? torch_lazy_view(src, c, r, view, nullptr) : mismatch::lazy;",
+           "if (neg || conj) return view ? torch_lazy_view(src, c, r, view, nullptr) : mismatch::lazy_view;",
+           "if (conj) return view ? torch_lazy_view(src, c, r, view, nullptr) : mismatch::lazy_view;",
            "PyTorch negative views are read as if their memory held the values",
            t(TORCH, "test_negative_view_is_read_with_its_sign")),
     Mutant("conjugate_bit_checked_for_floats", "frameworks/pytorch.h",
@@ -193,8 +193,8 @@ MUTANTS = [
            t(TORCH, "test_conjugate_view_is_materialized_for_read_only_parameters",
              "test_conjugate_view_is_refused_by_writable_parameters")),
     Mutant("lazy_view_converted_complex_to_real", "frameworks/pytorch_checks.h",
-           "if (neg || conj) return view ? torch_lazy_view(src, c, r, view, nullptr) : mismatch::lazy;",
-           "if (neg || conj) return mismatch::lazy;",
+           "if (neg || conj) return view ? torch_lazy_view(src, c, r, view, nullptr) : mismatch::lazy_view;",
+           "if (neg || conj) return mismatch::lazy_view;",
            "the exchange route materializes a conjugate or negative view of a complex tensor, then converts it "
            "to a real dtype: the imaginary part is silently dropped",
            t(TORCH, "test_lazy_view_of_a_complex_tensor_never_binds_a_real_parameter")),
@@ -205,8 +205,8 @@ MUTANTS = [
            "to a real dtype: the imaginary part is silently dropped",
            t(TORCH, "test_lazy_view_of_a_complex_tensor_never_binds_a_real_parameter")),
     Mutant("lazy_view_dtype_unknown_without_a_view", "frameworks/pytorch_checks.h",
-           "if (!view && !c.complex(src)) return mismatch::lazy;",
-           "if (!view) return mismatch::lazy;",
+           "if (!view && !c.complex(src)) return mismatch::lazy_view;",
+           "if (!view) return mismatch::lazy_view;",
            "the __dlpack__ route takes a lazy view as real: a complex one is converted to a real parameter",
            t(TORCH, "test_lazy_view_of_a_complex_tensor_never_binds_a_real_parameter")),
     Mutant("lazy_view_dtype_not_handed_back", "frameworks/pytorch_checks.h",
@@ -849,7 +849,7 @@ MUTANTS = [
            "a main-interpreter tensor dropped in a sub-interpreter that made no tensor call is released there",
            t(SUBINTERPRETERS, "test_main_interpreter_tensor_dropped_in_a_sub_interpreter_is_leaked_not_released_there")),
     Mutant("constructor_does_not_enter_the_interpreter", "pybind11.h",
-           "        if (owner.ptr() && !dlt::enter_interpreter_called()) {",
+           "        if (owner.ptr() && !dlt::enter_interpreter_out_of_line()) {",
            "        if (false) {",
            "a sub-interpreter whose first call returns a C++-built tensor records it as the main one's: its "
            "owner is never freed",
@@ -877,8 +877,8 @@ MUTANTS = [
            "the exchange route skips the framework's checks: PyTorch negative views and parameters bind",
            t(TORCH, "test_negative_view_is_refused_without_conversion") + t(PADDLE)),
     Mutant("written_hook_on_read_only", "import.h",
-           "    if (!r.read_only) {\n        const framework *f = framework_by_id(info.kind);",
-           "    if (true) {\n        const framework *f = framework_by_id(info.kind);",
+           "    if (!r.read_only) {\n        const framework *f = framework_by_id(info.framework_id);",
+           "    if (true) {\n        const framework *f = framework_by_id(info.framework_id);",
            "a read-only parameter tells the framework of a write: Paddle's in-place version moves on a read",
            t(PADDLE)),
     Mutant("paddle_leaf_rule_ignored", "frameworks/paddle.h",
@@ -1041,7 +1041,7 @@ MUTANTS = [
            t("tests/test_float8.py", "test_tensorflow_returns_its_float8_at_any_alignment")),
     # ---- types (issue 49): framework annotations on parameters, results in the caller's framework, stubs ----
     Mutant("exact_pass_ignores_the_framework", "import.h",
-           "    if (producer && info.kind == r.framework) return true;",
+           "    if (producer && info.framework_id == r.framework) return true;",
            "    if (producer) return true;",
            "a framework-annotated parameter binds any producer's tensor in the exact pass: overloads by framework "
            "go to the first overload",
@@ -1173,8 +1173,8 @@ MUTANTS = [
            t(PRODUCERS, "test_subclass_with_its_own_dlpack_export_is_read_through_it",
              "test_subclass_refusing_export_binds_to_no_parameter")),
     Mutant("subclass_export_bypassed_by_own_reader", "producer.h",
-           "f && f->read && !own_export ? route::own : route::portable;",
-           "f && f->read ? route::own : route::portable;",
+           "f && f->read && !own_export ? route::framework_reader : route::portable;",
+           "f && f->read ? route::framework_reader : route::portable;",
            "a numpy.ndarray subclass with its own __dlpack__ is read through NumPy's structures, not its export",
            t(PRODUCERS, "test_subclass_with_its_own_dlpack_export_is_read_through_it"),
            equivalent="NumPy's reader, the only framework `read` hook, takes exact numpy.ndarray objects only on "

@@ -159,7 +159,7 @@ inline mismatch import_buffer(PyObject *src, const requirements &r, imported &ou
     t.strides = b->strides;
     if (validate(t)) return mismatch::invalid;
     out.seen = dt;
-    mismatch m = check_noting(r, t, v.readonly != 0);
+    mismatch m = check_and_record(r, t, v.readonly != 0);
     if (m != mismatch::none) return m;
 
     py_ref owner = pending.into_capsule();

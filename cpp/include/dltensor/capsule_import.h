@@ -97,7 +97,7 @@ inline mismatch import_capsule_unlocked(PyObject *capsule, const requirements &r
     }
     if (validate(*t)) return mismatch::invalid;
     out.seen = t->dtype;
-    mismatch m = check_noting(r, *t, read_only);
+    mismatch m = check_and_record(r, *t, read_only);
     if (m != mismatch::none) return m;
 
     if (adopt && Py_REFCNT(capsule) == 1 && PyCapsule_GetDestructor(capsule)) {

@@ -111,7 +111,7 @@ struct exported_object {
 inline void exported_dealloc(PyObject *self) noexcept {
     auto *o = reinterpret_cast<exported_object *>(self);
     PyTypeObject *tp = Py_TYPE(self);
-    if (o->handle) o->handle->dec_ref_entered();
+    if (o->handle) o->handle->dec_ref_in_entered_interpreter();
     tp->tp_free(self);
     Py_DECREF(tp);
 }

@@ -132,7 +132,7 @@ public:
     /// dltensor, the running interpreter is the main one, so the last reference to a main-interpreter
     /// handle is released without asking whether the interpreter lives and which thread holds the GIL
     /// (about 6 ns of a 130 ns NumPy return on Python 3.11: three calls into the interpreter). Else dec_ref().
-    DLTENSOR_HOT_INLINE void dec_ref_entered() noexcept {
+    DLTENSOR_HOT_INLINE void dec_ref_in_entered_interpreter() noexcept {
         if (refcount_.load(std::memory_order_acquire) != 1 || !owner_ || interpreter_ != 0 ||
             detail::sub_interpreters_in_use().load(std::memory_order_relaxed) != 0)
             return dec_ref();

@@ -72,14 +72,14 @@ DLTENSOR_HOT_INLINE mismatch import_exchange(PyObject *src, const producer_info 
     }
     if (validate(t)) return mismatch::invalid;
     out.seen = t.dtype;
-    const framework *f = framework_by_id(info.kind);
+    const framework *f = framework_by_id(info.framework_id);
     if (f && f->check_view) {  // PyTorch's rules, Paddle's
         mismatch m = f->check_view(src, info, r, t);
         if (m != mismatch::none) return m;
     }
     const bool read_only = info.immutable || (owned.get() && (owned.get()->flags & dlpack::flag_read_only));
     if (owned.get() && (owned.get()->flags & dlpack::flag_is_copied) && !r.read_only) return mismatch::copied;
-    mismatch m = check_noting(r, t, read_only);
+    mismatch m = check_and_record(r, t, read_only);
     if (m != mismatch::none) return m;
 
     void *stream = nullptr;
@@ -109,7 +109,7 @@ inline mismatch import_own(PyObject *src, Read &&read, const requirements &r, im
     // supported dtypes on the CPU; NumPy itself keeps extents non-negative, the byte size within an intp,
     // and the data pointer non-NULL.
     out.seen = t.dtype;
-    mismatch m = check_noting(r, t, read_only);
+    mismatch m = check_and_record(r, t, read_only);
     if (m != mismatch::none) return m;
     out.owner = py_ref::borrow(src);
     return mismatch::none;
@@ -124,7 +124,7 @@ inline mismatch import_portable(PyObject *src, const producer_info &info, const 
     mismatch m = mismatch::invalid;
     if (dlpack_attr) {
         py_ref capsule;
-        const framework *f = framework_by_id(info.kind);
+        const framework *f = framework_by_id(info.framework_id);
         if (f && f->export_capsule) {
             const mismatch pre = f->export_capsule(src, info, r, dlpack_attr, capsule, out.seen);
             if (pre != mismatch::none) return pre;
@@ -145,9 +145,9 @@ inline mismatch import_portable(PyObject *src, const producer_info &info, const 
 /// (NumPy's: ml_dtypes' arrays, also subclasses). Out of line: the hot path is import_by_route()'s first try.
 inline mismatch import_by_other_routes(PyObject *src, const producer_info &info, const requirements &r,
                                        imported &out, route path) noexcept {
-    const framework *f = framework_by_id(info.kind);
+    const framework *f = framework_by_id(info.framework_id);
     mismatch m = mismatch::invalid;
-    if (path == route::own && f != &numpy_framework) m = import_own(src, f->read, r, out);
+    if (path == route::framework_reader && f != &numpy_framework) m = import_own(src, f->read, r, out);
     if (m == mismatch::invalid) m = import_portable(src, info, r, out);  // not a plain, exact ndarray
     if (m == mismatch::invalid && f && f->read) m = import_own(src, f->read, r, out, false);  // ml_dtypes
     return m;
@@ -159,7 +159,7 @@ DLTENSOR_HOT_INLINE mismatch import_by_route(PyObject *src, const producer_info 
                                              imported &out) noexcept {
     const route path = fast_paths_enabled() ? (route) info.path : route::portable;
     if (path == route::exchange) return import_exchange(src, info, r, out);
-    if (path == route::own && info.kind == fw_numpy) {
+    if (path == route::framework_reader && info.framework_id == fw_numpy) {
         const mismatch m = import_own(src, frameworks::numpy::read, r, out);
         if (m != mismatch::invalid) return m;
     }
@@ -221,7 +221,7 @@ DLTENSOR_HOT_INLINE bool accept(PyObject *src, const producer_info &info, const 
                    imported &out) noexcept {
     // C++ may write: tell the framework, as an in-place op would (PyTorch's autograd, Paddle's version).
     if (!r.read_only) {
-        const framework *f = framework_by_id(info.kind);
+        const framework *f = framework_by_id(info.framework_id);
         if (f && f->written) f->written(src);
     }
     // The owner must keep the source alive: the object itself (fast paths), a buffer export (holds it),
@@ -231,12 +231,12 @@ DLTENSOR_HOT_INLINE bool accept(PyObject *src, const producer_info &info, const 
         if (!pair) {
             PyErr_Clear();
             out.owner = py_ref();
-            return refuse(src, r, convert, mismatch::invalid, false, false, framework_by_id(info.kind));
+            return refuse(src, r, convert, mismatch::invalid, false, false, framework_by_id(info.framework_id));
         }
         out.owner = std::move(pair);
     }
     out.source = src;
-    out.source_framework = info.kind;
+    out.source_framework = info.framework_id;
     return true;
 }
 
@@ -244,7 +244,7 @@ DLTENSOR_HOT_INLINE bool accept(PyObject *src, const producer_info &info, const 
 /// allowed and may help (conversion.h), else refused.
 DLTENSOR_REFUSAL_PATH bool import_converted(PyObject *src, const producer_info &info, const requirements &r,
                                             bool convert, mismatch why, imported &out) noexcept {
-    const framework *f = framework_by_id(info.kind);
+    const framework *f = framework_by_id(info.framework_id);
     if (!convert || !conversion_may_fix(r, out.seen, why)) return refuse(src, r, convert, why, false, false, f);
     PyTypeObject *tp = Py_TYPE(src);
     const bool plain_buffer = has_buffer_protocol(tp) && !_PyType_Lookup(tp, py_names::get().dlpack_method);
@@ -296,7 +296,7 @@ DLTENSOR_CORE bool import_tensor(PyObject *src, const requirements &r, bool conv
     producer_info info;
     if (!detail::producer_of(Py_TYPE(src), info))  // neither __dlpack__ nor a buffer
         return detail::import_array_like(src, r, convert, out);
-    if (info.uninitialized) return detail::refuse_uninitialized(src, r, convert, framework_by_id(info.kind));
+    if (info.uninitialized) return detail::refuse_uninitialized(src, r, convert, framework_by_id(info.framework_id));
     const mismatch m = detail::import_by_route(src, info, r, out);
     if (m == mismatch::none) return detail::accept(src, info, r, convert, out);
     return detail::import_converted(src, info, r, convert, m, out);
@@ -316,9 +316,9 @@ DLTENSOR_CORE bool of_annotated_framework(PyObject *src, const requirements &r) 
     if (!enter_interpreter()) return detail::refuse_in_sub_interpreter(src, r, false);
     producer_info info;
     const bool producer = !PyCapsule_CheckExact(src) && detail::producer_of(Py_TYPE(src), info);
-    if (producer && info.kind == r.framework) return true;
+    if (producer && info.framework_id == r.framework) return true;
     detail::refuse(src, r, false, mismatch::framework, !producer && !PyCapsule_CheckExact(src), false,
-                   producer ? framework_by_id(info.kind) : nullptr);
+                   producer ? framework_by_id(info.framework_id) : nullptr);
     const framework *annotated = framework_by_id(r.framework);
     last_refusal().set_detail(annotated ? annotated->name : nullptr);  // the explanation names it
     return false;

@@ -49,10 +49,6 @@ DLTENSOR_PROCESS_WIDE std::atomic<bool> &fast_paths_enabled() noexcept
 ;
 #endif
 
-/// The old name of `fast_paths_enabled()` (it always switched more than the exchange API).
-[[deprecated("dlt::exchange_api_enabled() is now dlt::fast_paths_enabled()")]]
-inline std::atomic<bool> &exchange_api_enabled() noexcept { return fast_paths_enabled(); }
-
 /// The states of one sub-interpreter, one slot per kind of state (`T` of process_state<T>), owned by a
 /// capsule in that interpreter's dict (`PyInterpreterState_GetDict`), so that they die with it: each is
 /// released (its Python references dropped, in that interpreter) when the interpreter clears its dict.
@@ -187,7 +183,7 @@ DLTENSOR_HOT_INLINE bool enter_interpreter() noexcept {
 /// enter_interpreter() behind a call: for entries where its inlined code costs more than the call (in
 /// pybind11's constructors with an owner it stopped the optimizer from inlining tensor_handle::create(),
 /// +80 instructions a return).
-DLTENSOR_NOINLINE inline bool enter_interpreter_called() noexcept {
+DLTENSOR_NOINLINE inline bool enter_interpreter_out_of_line() noexcept {
     return enter_interpreter();
 }
 

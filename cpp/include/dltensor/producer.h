@@ -24,7 +24,7 @@ namespace dlt {
 /// type takes `portable`. import.h implements each.
 enum class route : uint8_t {
     exchange,  ///< the type's DLPack C exchange API (PyTorch, Paddle): a non-owning view, no Python call
-    own,       ///< the framework's own reader of its C structures (NumPy: exact `numpy.ndarray`s), else `portable`
+    framework_reader,  ///< the framework's own reader of its C structures (NumPy: exact `numpy.ndarray`s), else `portable`
     portable,  ///< `__dlpack__` (or the framework's export hook: jaxlib's), else the buffer protocol
 };
 
@@ -96,12 +96,12 @@ inline producer_info classify_type(PyTypeObject *tp) noexcept {
                             !own(names.exchange_api);
     bool use_exchange_api = !own_export;
     if (f) {
-        info.kind = (uint8_t) f->id;
+        info.framework_id = (uint8_t) f->id;
         info.immutable = f->immutable;
         if (f->classify) f->classify(tp, info, use_exchange_api);
     }
     if (use_exchange_api) info.api = find_exchange_api(tp);  // a classify hook may only veto it
-    const route path = info.api ? route::exchange : f && f->read && !own_export ? route::own : route::portable;
+    const route path = info.api ? route::exchange : f && f->read && !own_export ? route::framework_reader : route::portable;
     info.path = (uint8_t) path;
     return info;
 }

@@ -349,9 +349,9 @@ private:
     explicit dltensor(dlt::tensor_handle *adopted, bool owned) noexcept : m_handle(adopted), m_owned(owned) { }
 
     /// Drops the tensor now, for a caller that holds the GIL and entered the interpreter (a return's cast
-    /// of an rvalue): see tensor_handle::dec_ref_entered().
+    /// of an rvalue): see tensor_handle::dec_ref_in_entered_interpreter().
     void release_entered() noexcept {
-        if (m_handle) m_handle->dec_ref_entered();
+        if (m_handle) m_handle->dec_ref_in_entered_interpreter();
         m_handle = nullptr;
     }
 
@@ -379,7 +379,7 @@ private:
         tensor.shape = dims.get();
         tensor.strides = const_cast<int64_t *>(strides);
         tensor.byte_offset = byte_offset;
-        if (owner.ptr() && !dlt::enter_interpreter_called()) {  // the owner is this interpreter's (handle.h)
+        if (owner.ptr() && !dlt::enter_interpreter_out_of_line()) {  // the owner is this interpreter's (handle.h)
             PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
             throw error_already_set();
         }

@@ -102,7 +102,7 @@ namespace detail {
 
 /// `check()`, recording what it refuses (the thread's refusal record, above) for the explanation of a
 /// failed call: every import route checks through this.
-DLTENSOR_HOT_INLINE mismatch check_noting(const requirements &r, const dlpack::Tensor &t, bool source_read_only) noexcept {
+DLTENSOR_HOT_INLINE mismatch check_and_record(const requirements &r, const dlpack::Tensor &t, bool source_read_only) noexcept {
     mismatch m = check(r, t, source_read_only);
     if (m != mismatch::none) note_refused_tensor(t, m, source_read_only);
     return m;
@@ -230,7 +230,7 @@ DLTENSOR_CORE DLTENSOR_COLD std::string explain(const refusal &r)
             if (!r.convert) return s + no_conversion_text;
             return s;
         }
-        case mismatch::lazy:
+        case mismatch::lazy_view:
             return r.framework_reason ? r.framework_reason
                                       : "a view whose memory does not hold its values (negative or conjugate)";
         case mismatch::misaligned: {

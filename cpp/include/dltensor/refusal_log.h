@@ -57,7 +57,7 @@ inline const char *mismatch_name(mismatch m) noexcept {
         case mismatch::shape: return "shape";
         case mismatch::dtype: return "dtype";
         case mismatch::order: return "order";
-        case mismatch::lazy: return "lazy";
+        case mismatch::lazy_view: return "lazy";
         case mismatch::misaligned: return "misaligned";
         case mismatch::overlapping: return "overlapping";
         case mismatch::copied: return "copied";

@@ -80,7 +80,7 @@ enum class mismatch : uint8_t {
     shape,      ///< Wrong ndim or a fixed extent differs.
     dtype,      ///< Wrong element type (a conversion may fix it).
     order,      ///< Strides are not of the required order (a conversion may fix it).
-    lazy,       ///< The memory does not hold the values: a PyTorch conjugate or negative view.
+    lazy_view,  ///< The memory does not hold the values: a PyTorch conjugate or negative view.
     misaligned,     ///< The first element's address is not aligned for the dtype (a copy fixes it).
     overlapping,    ///< Elements that may share memory, for a writable parameter (strides.h: may_overlap).
     copied,         ///< The producer's copy (DLPack's IS_COPIED flag), for a writable parameter.
@@ -145,7 +145,7 @@ DLTENSOR_HOT_INLINE mismatch check(const requirements &r, const dlpack::Tensor &
 /// order, alignment and lazy-view mismatches, only for read-only parameters, and never complex -> real
 /// (it would drop data). `source` is the tensor's element type (`bits == 0` when unknown).
 inline bool conversion_may_fix(const requirements &r, dlpack::DataType source, mismatch m) noexcept {
-    if (!r.read_only || (m != mismatch::dtype && m != mismatch::order && m != mismatch::lazy &&
+    if (!r.read_only || (m != mismatch::dtype && m != mismatch::order && m != mismatch::lazy_view &&
                          m != mismatch::misaligned))
         return false;
     if (m == mismatch::dtype && source.code == dlpack::complex_ && r.dtype.code != dlpack::complex_)

@@ -37,7 +37,7 @@ inline constexpr int framework_capacity = 16;  ///< Numbers are below this.
 /// What the importer remembers about a Python type (producer.h caches one per type; copied on every
 /// argument, so it stays 24 bytes).
 struct producer_info {
-    uint8_t kind = fw_none;  ///< The framework whose tensors the type's objects are (its number).
+    uint8_t framework_id = fw_none;  ///< The framework whose tensors the type's objects are (its number).
     uint8_t path = 0;        ///< The `route` its tensors take while the fast paths are on (producer.h).
     bool immutable = false;  ///< Immutable arrays, although they export no read-only flag.
     /// No tensor yet (PyTorch's lazy modules' placeholders, until the module's first forward pass): refused.
@@ -97,7 +97,7 @@ struct framework {
     /// returned tensor's memory is released after its deleter returned (deferred_release.h).
     bool deleter_not_reentrant;
 
-    /// A type it has not seen (`info.kind` set): fills the rest of `info` (`checks`, `uninitialized`) and
+    /// A type it has not seen (`info.framework_id` set): fills the rest of `info` (`checks`, `uninitialized`) and
     /// may veto the exchange route (`use_exchange_api` false). May run Python; leaves no error set.
     void (*classify)(PyTypeObject *type, producer_info &info, bool &use_exchange_api) noexcept;
     /// Its own reader of its C structures (the `own` route): fills `t` (shape and strides in the caller's

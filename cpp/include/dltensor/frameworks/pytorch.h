@@ -157,7 +157,7 @@ DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device devi
 /// PyTorch's rules, explained (pytorch_checks.h: torch_precheck()).
 inline const char *reason(mismatch why, bool read_only) noexcept {
     switch (why) {
-        case mismatch::lazy:
+        case mismatch::lazy_view:
             // (refusal.h's no_conversion_text, which dltensor.explain() narrows for one overload)
             return read_only ? "a PyTorch negative or conjugate view, without conversion (.noconvert(), or the "
                                "exact first pass of overloads); call resolve_neg() / resolve_conj()"

@@ -324,9 +324,9 @@ inline bool torch_lazy_bits(PyObject *src, const torch_checks &c, const dlpack::
 /// (where given) receives it. Only called for lazy views: the accepting path never comes here.
 DLTENSOR_REFUSAL_PATH mismatch torch_lazy_view(PyObject *src, const torch_checks &c, const requirements &r,
                                                const dlpack::Tensor *view, dlpack::DataType *seen) noexcept {
-    if (r.dtype.bits == 0 || r.dtype.code == dlpack::complex_) return mismatch::lazy;  // no complex -> real
-    if (view && view->dtype.code != dlpack::complex_) return mismatch::lazy;
-    if (!view && !c.complex(src)) return mismatch::lazy;
+    if (r.dtype.bits == 0 || r.dtype.code == dlpack::complex_) return mismatch::lazy_view;  // no complex -> real
+    if (view && view->dtype.code != dlpack::complex_) return mismatch::lazy_view;
+    if (!view && !c.complex(src)) return mismatch::lazy_view;
     const dlpack::DataType d = view ? view->dtype
                                     : dlpack::DataType{dlpack::complex_, (uint8_t) (8 * c.element_bytes(src)), 1};
     if (seen) *seen = d;
@@ -361,7 +361,7 @@ DLTENSOR_CORE mismatch torch_precheck(PyObject *src, const torch_checks &c, cons
     torch_function_disabled guard(c.overrides_torch_function);
     bool neg, conj;
     torch_lazy_bits(src, c, view, check_conj, neg, conj);
-    if (neg || conj) return view ? torch_lazy_view(src, c, r, view, nullptr) : mismatch::lazy;
+    if (neg || conj) return view ? torch_lazy_view(src, c, r, view, nullptr) : mismatch::lazy_view;
     if (r.read_only) {
         if (requires_grad) *requires_grad = c.needs_grad(src);
         return mismatch::none;
@@ -387,7 +387,7 @@ inline mismatch torch_dlpack_precheck(PyObject *src, const torch_checks &c, cons
     bool grad = false;
     const mismatch m = torch_precheck(src, c, r, true, &grad);
     if (m != mismatch::none) {
-        if (m != mismatch::lazy) return m;
+        if (m != mismatch::lazy_view) return m;
         torch_function_disabled guard(c.overrides_torch_function);
         return torch_lazy_view(src, c, r, nullptr, &seen);
     }
