@@ -1,5 +1,5 @@
 // dltensor/allocation.h: new tensors for `dltensor<...>::empty()`, allocated by the framework that will
-// own them (frameworks/registry.h), on every backend. Written against the CPython C API only.
+// own them (frameworks/registry.h), on every backend.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -1,6 +1,6 @@
 // dltensor/buffer_import.h: buffer-protocol objects in (bytes, array.array, memoryview, and NumPy arrays
 // that DLPack cannot describe, such as byte-swapped ones): the struct-module format read as a DLPack
-// dtype, the export held by an owner capsule. CPU memory only. Written against the CPython C API only.
+// dtype, the export held by an owner capsule. CPU memory only.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

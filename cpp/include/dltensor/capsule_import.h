@@ -1,6 +1,6 @@
 // dltensor/capsule_import.h: DLPack capsules in: reading one ("dltensor" / "dltensor_versioned"),
 // consuming it exactly once, the owner capsule that calls its deleter, and `__dlpack__` calls that make
-// one. Written against the CPython C API only, so every backend shares it.
+// one.
 //
 // Ownership rules, each pinned by a test (tests/test_import.py, test_bad_input.py):
 // - A capsule is consumed (renamed "used_dltensor[_versioned]", destructor cleared) only when the tensor

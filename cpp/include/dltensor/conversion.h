@@ -1,7 +1,7 @@
 // dltensor/conversion.h: copies for read-only parameters that allow conversion: the producer's own
 // conversion (its framework's `convert` hook, frameworks/; any array-API library's `xp.astype`), and `numpy.asarray` for objects that are no tensor
 // (lists, tuples, numbers, `__array__` objects). Never on the argument hot path: only after a tensor was
-// refused. Written against the CPython C API only, so every backend shares it.
+// refused.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -2,7 +2,7 @@
 // the caller's object's memory (a converted copy, or a raw capsule's tensor, which the capsule no longer
 // owns once consumed). A backend whose `reference_internal` parent is the first argument (pybind11's,
 // also for functions) keeps such a tensor's owner with the view as well: the parent keeps nothing of it
-// alive. Written against the CPython C API only.
+// alive.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -3,7 +3,6 @@
 // run inside another of its deleters (PaddlePaddle hangs: framework::deleter_not_reentrant). The view
 // such a framework holds is kept by this owner; when the framework's deleter frees it, the handle (and
 // whatever of the framework's its owner holds) is queued, and released once that deleter has returned.
-// Written against the CPython C API only.
 //
 // What it cannot do: pending calls run only in the main thread, between bytecodes, so a release waits
 // while the main thread runs no Python (blocked in C, or in a long C call); once the interpreter has

@@ -1,6 +1,5 @@
 // dltensor/exchange.h: the DLPack C exchange API (`type(t).__dlpack_c_exchange_api__`) as a consumer uses
-// it: per-type discovery and framework-side allocation (frameworks/pytorch_checks.h: what PyTorch needs beyond it). Written
-// against the CPython C API only, so every backend shares it.
+// it: per-type discovery and framework-side allocation (frameworks/pytorch_checks.h: what PyTorch needs beyond it).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -3,7 +3,6 @@
 // `__dlpack_device__` (what a return without a framework annotation gives), or a memoryview; a
 // framework's tensor through its own import route, in its file (frameworks/; export_tensor() dispatches
 // in frameworks/registry.h) over the mechanisms here.
-// Written against the CPython C API only.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -2,7 +2,7 @@
 // backend's `py::dltensor` holds (the nanobind backend lends export a borrowed one): the view (data,
 // device, dtype, shape, strides, byte_offset), what keeps its memory alive (a Python owner: keep_alive.h's kinds
 // or the producer's object), and the stream it came with. Copies share it; the last release drops the owner with
-// the GIL held, from any thread. Written against the CPython C API only.
+// the GIL held, from any thread.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

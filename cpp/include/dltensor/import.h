@@ -2,10 +2,9 @@
 // import routes, and `import_tensor()`, which takes the route its producer's type was given once
 // (producer.h), accepts, or converts.
 //
-// Written against the CPython C API only, so that every backend (nanobind, pybind11) shares it. The
-// importer accepts raw DLPack capsules, objects with `__dlpack__` and buffer-protocol objects, validates
-// every field before anything reads through it, checks a parameter's `requirements`, and (for read-only
-// parameters, when the binding allows conversions) asks the producer for a converted copy
+// The importer accepts raw DLPack capsules, objects with `__dlpack__` and buffer-protocol objects,
+// validates every field before anything reads through it, checks a parameter's `requirements`, and (for
+// read-only parameters, when the binding allows conversions) asks the producer for a converted copy
 // (conversion.h). How capsules are consumed and owned: capsule_import.h.
 //
 // Hot path: no C++ exceptions, no allocation beyond the owner object, straight-line code from the type's

@@ -1,6 +1,5 @@
 // dltensor/import_result.h: what an import hands a backend: the validated view, the reference that keeps
-// it alive, and where it came from. Every import route (import.h) fills one. Written against the CPython
-// C API only, so every backend shares it.
+// it alive, and where it came from. Every import route (import.h) fills one.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

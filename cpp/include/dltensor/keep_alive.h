@@ -4,7 +4,6 @@
 // *owner pair* keeps two owners alive together. Every owner dltensor makes is one of these: the
 // accepted DLPack tensors (capsule_import.h), buffer exports (buffer_import.h), adopted containers
 // (construction.h), references to a tensor handle (export.h) and the nanobind backend's handle keeper.
-// Written against the CPython C API only.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

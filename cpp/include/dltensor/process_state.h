@@ -3,8 +3,7 @@
 // free-threaded Python too) and found again. Each extension module that includes the headers has its own
 // copy of all of it (with a shared core, config.h: DLTENSOR_CORE_SHARED, the library's state and the
 // DLTENSOR_PROCESS_WIDE pieces are one copy for all of its modules). Python objects are never shared between interpreters: the main interpreter's state
-// lives for the process, a sub-interpreter's in that interpreter, released with it. Written against the
-// CPython C API only.
+// lives for the process, a sub-interpreter's in that interpreter, released with it.
 //
 // Every piece of state, and where its type lives:
 //   fast_paths_enabled()      the fast-path switch (C only: one per process)                (this file)

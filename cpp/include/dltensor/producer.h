@@ -1,5 +1,5 @@
 // dltensor/producer.h: who made a Python object, and which import route its type takes, decided once per
-// type and cached. Written against the CPython C API only, so every backend shares it.
+// type and cached.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -1,5 +1,5 @@
 // dltensor/producer_error.h: what a producer's own code (`__dlpack__`, `__array__`, `astype`, a property)
-// raised while dltensor imported from it. Written against the CPython C API only.
+// raised while dltensor imported from it.
 //
 // Most exceptions mean "this object cannot be imported that way": the import refuses, and the first line
 // of the message is kept as the producer's reason, which the refusal's explanation quotes. A few must

@@ -1,5 +1,5 @@
 // dltensor/py_ref.h: an owned reference to a Python object, released when it goes out of scope, and the
-// few calls the core makes that return one. Written against the CPython C API only; like every use of a
+// few calls the core makes that return one. Like every use of a
 // Python object, needs the GIL (an attached thread state on free-threaded builds).
 //
 // Errors: the calls here leave the Python error set when they fail (an empty `py_ref`), as the C API

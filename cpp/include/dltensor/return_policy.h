@@ -1,7 +1,6 @@
 // dltensor/return_policy.h: what returning a tensor to Python does, decided once for both backends. A
 // backend maps its return-value policy to `return_policy`, asks `plan_return()` what to do, and hands
-// anything to export to `export_planned()` (export.h does the exporting). Written against the CPython C
-// API only.
+// anything to export to `export_planned()` (export.h does the exporting).
 //
 // The rules (docs/reference.md §13), each pinned by a test in tests/test_identity.py or test_export.py:
 // - A tensor imported from Python goes back as the caller's own object (`f(x) is x`) unless the policy

@@ -1,6 +1,5 @@
 // dltensor/frameworks/cupy.h: CuPy as a framework: `__dlpack__` in; conversions with `astype`; returns
 // through `cupy.from_dlpack` (read-only tensors as copies: CuPy has no read-only arrays).
-// Written against the CPython C API only, so every backend shares it.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -3,7 +3,6 @@
 // tag and one `framework` record: how its objects are recognised and the hooks through which import,
 // conversion, export and allocation reach its specifics. frameworks/registry.h lists the records; nothing
 // outside this folder names a framework's module or types, except the backends' tags and explanations.
-// Written against the CPython C API only, so every backend shares it.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

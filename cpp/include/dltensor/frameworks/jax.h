@@ -3,7 +3,6 @@
 // parameters); conversions through NumPy on the CPU and without x64 mode, else `astype`; returns through
 // jaxlib's `dlpack_managed_tensor_to_buffer`, else `jax.dlpack.from_dlpack`, and as copies (through NumPy)
 // where JAX cannot adopt the memory.
-// Written against the CPython C API only, so every backend shares it.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

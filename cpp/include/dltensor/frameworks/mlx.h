@@ -1,6 +1,5 @@
 // dltensor/frameworks/mlx.h: MLX as a framework: `__dlpack__` in; conversions through the array API;
 // returns through `mlx.core.array` (which copies).
-// Written against the CPython C API only, so every backend shares it.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -3,7 +3,7 @@
 // API (`PyArray_CastToType`, as array_t's forcecast) or `astype`; returns and `empty()` through NumPy's C
 // API (numpy_c_api.h) where it can describe the tensor, else `numpy.asarray` / `numpy.from_dlpack`. NumPy
 // is also the CPU workhorse of other frameworks' conversions and allocations (numpy_empty_cpu(),
-// convert_through_numpy()). Written against the CPython C API only, so every backend shares it.
+// convert_through_numpy()).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -3,7 +3,6 @@
 // buffer-protocol round trip. Looked up at first use without NumPy's headers (dltensor builds without
 // them); a NumPy without the table, of another major version, or a tensor it cannot describe (bfloat16,
 // other devices) takes the public route (`numpy.asarray` / `numpy.from_dlpack`) instead.
-// Written against the CPython C API only, so every backend shares it.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

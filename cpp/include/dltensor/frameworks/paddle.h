@@ -5,7 +5,7 @@
 // counter; conversions with `astype`; returns and `empty()` through the exchange API (its allocator),
 // else `paddle.from_dlpack` (with the byte_offset folded into `data` and the release deferred out of
 // Paddle's deleter: framework::ignores_byte_offset, deleter_not_reentrant; one tensor per live view:
-// paddle_views.h). Written against the CPython C API only, so every backend shares it.
+// paddle_views.h).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -9,7 +9,7 @@
 // names the layout, so that two modules returning one view share Paddle's one import. Views that differ only in shape or
 // strides at one address, views of more than `max_ndim` dimensions, and more than `capacity` live views
 // at once are not covered (docs/reference.md §13). Main interpreter only, GIL builds only (Paddle has no
-// free-threaded build). Written against the CPython C API only.
+// free-threaded build).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -3,7 +3,7 @@
 // inference modes, the autograd version counter; the bits read from the key set, pytorch_key_set.h),
 // else `__dlpack__` (of a detached view where the tensor requires grad); conversions with `.to()`;
 // returns and `empty()` through the exchange API (its allocator, on CUDA the caching allocator), else
-// `torch.from_dlpack`. Written against the CPython C API only, so every backend shares it.
+// `torch.from_dlpack`.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

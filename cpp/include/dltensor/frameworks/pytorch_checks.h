@@ -1,6 +1,6 @@
 // dltensor/frameworks/pytorch_checks.h: what PyTorch needs beyond DLPack: the tensor state that neither the exchange API nor
 // (for the negative bit) `__dlpack__` reports, PyTorch's own rules for writing into a tensor in place,
-// and its exchange API. Written against the CPython C API only, so every backend shares it.
+// and its exchange API.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -2,7 +2,7 @@
 // in memory (~1.5 ns) instead of asking `is_neg()` / `is_conj()` (~56 ns each: PyTorch releases and
 // re-takes the GIL inside them). PyTorch publishes no layout, so the layout is calibrated at first use in
 // this process against PyTorch's own answers, and every read is guarded; whatever is not certain falls
-// back to the queries. Written against the CPython C API only, so every backend shares it.
+// back to the queries.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -2,7 +2,6 @@
 // framework by number or by a class's module, and the export of a tensor to the framework a return names.
 // A new framework is one file in this folder (its number, tag and `framework` record) plus its name in
 // DLTENSOR_FRAMEWORKS below.
-// Written against the CPython C API only, so every backend shares it.
 #pragma once
 
 #include <initializer_list>

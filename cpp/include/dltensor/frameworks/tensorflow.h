@@ -4,7 +4,6 @@
 // `tensorflow.experimental.dlpack.from_dlpack` (with the byte_offset folded into `data`:
 // framework::ignores_byte_offset), and as copies (through NumPy) where TensorFlow cannot adopt the memory
 // and for float8.
-// Written against the CPython C API only, so every backend shares it.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
