@@ -1126,6 +1126,11 @@ MUTANTS = [
            "NumPy types are stubbed NDArray[Any]: a type checker no longer knows a NumPy result's dtype",
            t(STUBGEN, "test_return_and_dtype_stubs")),
     # ---- module size (issue 50): the core as one shared library for several modules (DLTENSOR_SHARED_CORE) --
+    Mutant("annotation_kind_may_repeat", "requirements.h",
+           "return (0 + ... + (int) Kind<Args>::scalar) <= 1 &&",
+           "return (0 + ... + (int) Kind<Args>::scalar) <= 2 &&",
+           "both backends' one uniqueness rule lets a parameter name two dtypes: the last one wins unnoticed",
+           t(COMPILE_ERRORS, "test_mistake_fails_to_compile_with_its_message")),
     Mutant("limited_api_not_refused", "config.h",
            "#if defined(Py_LIMITED_API)\n#  error",
            "#if 0\n#  error",

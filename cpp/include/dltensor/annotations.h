@@ -87,12 +87,7 @@ struct any_shape { static constexpr int32_t ndim = -1; static constexpr const in
 
 /// The annotations of one `dltensor<Args...>`, collected (order-free, each kind at most once).
 template <typename... Args> struct config {
-    template <bool... B> static constexpr int count() { return (0 + ... + (int) B); }
-    static_assert(count<annotation_kind<Args>::scalar...>() <= 1 && count<annotation_kind<Args>::shape...>() <= 1 &&
-                      count<annotation_kind<Args>::ro...>() <= 1 && count<annotation_kind<Args>::order...>() <= 1 &&
-                      count<annotation_kind<Args>::device...>() <= 1 &&
-                      count<annotation_kind<Args>::framework...>() <= 1,
-                  DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE);
+    static_assert(annotations_unique<annotation_kind, Args...>(), DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE);
     static_assert((annotation_known<Args, annotation_kind<Args>::scalar || annotation_kind<Args>::shape ||
                                               annotation_kind<Args>::ro || annotation_kind<Args>::order ||
                                               annotation_kind<Args>::device || annotation_kind<Args>::framework>() &&

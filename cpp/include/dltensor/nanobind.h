@@ -134,11 +134,7 @@ template <typename T> struct dltensor_kind<T, enable_if_t<T::is_framework>> {
 template <typename T> struct dltensor_kind<T, enable_if_t<T::is_order>> {
     static constexpr int scalar = 0, shape = 0, ro = 0, device = 0, framework = 0, order = 1;
 };
-template <typename... Args> constexpr bool dltensor_annotations_unique() {
-    return (0 + ... + dltensor_kind<Args>::scalar) <= 1 && (0 + ... + dltensor_kind<Args>::shape) <= 1 &&
-           (0 + ... + dltensor_kind<Args>::ro) <= 1 && (0 + ... + dltensor_kind<Args>::device) <= 1 &&
-           (0 + ... + dltensor_kind<Args>::framework) <= 1 && (0 + ... + dltensor_kind<Args>::order) <= 1;
-}
+template <typename T> using dltensor_kind_of = dltensor_kind<T>;  // the one-parameter form annotations_unique takes
 
 NAMESPACE_END(detail)
 
@@ -149,7 +145,7 @@ template <typename... Args>
 class dltensor : public ndarray<Args...>,
                  public dlt::array_t_members<dltensor<Args...>, typename ndarray<Args...>::Scalar,
                                              ndarray<Args...>::Config::N, ndarray<Args...>::ReadOnly, handle> {
-    static_assert(detail::dltensor_annotations_unique<Args...>(), DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE);
+    static_assert(dlt::annotations_unique<detail::dltensor_kind_of, Args...>(), DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE);
     // nanobind takes every arithmetic type as a dtype; dltensor only those DLPack has (not long double).
     static_assert((dlt::annotation_known<Args, !detail::is_ndarray_scalar_v<Args> ||
                                                    dlt::dtype_of<Args>().bits != 0>() && ...));

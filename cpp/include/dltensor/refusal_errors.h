@@ -15,16 +15,30 @@
 #endif
 #include <Python.h>
 
+#include "config.h"
+#include "refusal.h"
+#include "refusal_log.h"
+
+namespace dlt {
+
+/// Every function of the extension module `module`, and every method of its classes: where a call fails
+/// because no overload took its arguments and a `py::dltensor` parameter refused one, the TypeError names
+/// each refused argument, what was passed and what the parameter requires (the text of
+/// `dltensor.explain()`, without dltensor installed). Call it once at the end of the module's body, after
+/// the last `def`; functions added later are not covered, nor functions without a vectorcall (pybind11 2.x).
+/// Returns false, with a Python error set, on failure.
+DLTENSOR_CORE bool explain_refusals(PyObject *module) noexcept;
+
+} // namespace dlt
+
+// The definitions: compiled by the core (core.cpp), or by every translation unit of a header-only build.
+#if DLTENSOR_CORE_DEFINITIONS
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include "config.h"
-#include "refusal.h"
-#include "refusal_log.h"
 
 namespace dlt {
 
@@ -40,14 +54,10 @@ struct explained_function {
 /// (at module initialization, one writer at a time); a replaced table is kept, since a call on another
 /// thread may still be reading it (a few bytes per function, once).
 DLTENSOR_CORE std::atomic<const std::vector<explained_function> *> &explained_functions() noexcept
-#if DLTENSOR_CORE_DEFINITIONS
 {
     static std::atomic<const std::vector<explained_function> *> table{nullptr};
     return table;
 }
-#else
-;
-#endif
 
 /// The vectorcall slot of `f`, or NULL where its type has none.
 inline vectorcallfunc *vectorcall_slot(PyObject *f) noexcept {
@@ -76,7 +86,6 @@ DLTENSOR_MESSAGE_PATH std::string argument_label(uintptr_t object, PyObject *con
 /// error as it is.
 DLTENSOR_CORE DLTENSOR_COLD void add_refusal_reasons(PyObject *const *args, size_t nargsf, PyObject *kwnames,
                                                      uint64_t before) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
 {
     if (!PyErr_ExceptionMatches(PyExc_TypeError)) return;
     PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
@@ -119,14 +128,10 @@ DLTENSOR_CORE DLTENSOR_COLD void add_refusal_reasons(PyObject *const *args, size
     }
     Py_DECREF(text);
 }
-#else
-;
-#endif
 
 /// The vectorcall of a function explain_refusals() took over: the original call, then the reasons.
 DLTENSOR_CORE PyObject *explained_call(PyObject *callable, PyObject *const *args, size_t nargsf,
                                        PyObject *kwnames) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
 {
     const std::vector<explained_function> *table = explained_functions().load(std::memory_order_acquire);
     const auto it = table ? std::lower_bound(table->begin(), table->end(), callable,
@@ -141,14 +146,10 @@ DLTENSOR_CORE PyObject *explained_call(PyObject *callable, PyObject *const *args
     if (!result && refusal_log::of_this_thread().written != before) add_refusal_reasons(args, nargsf, kwnames, before);
     return result;
 }
-#else
-;
-#endif
 
 /// Adds `f` to `found` where it is a function of the module named `module` (not a Python function, not
 /// taken over already); follows methods, static and class methods, and classes of that module.
 DLTENSOR_CORE void collect_explained(PyObject *f, PyObject *module, std::vector<explained_function> &found, int depth)
-#if DLTENSOR_CORE_DEFINITIONS
 {
     if (PyInstanceMethod_Check(f)) f = PyInstanceMethod_GET_FUNCTION(f);
     PyObject *owner = PyObject_GetAttrString(f, "__module__");
@@ -178,21 +179,10 @@ DLTENSOR_CORE void collect_explained(PyObject *f, PyObject *module, std::vector<
     vectorcallfunc *slot = PyFunction_Check(f) ? nullptr : vectorcall_slot(f);
     if (slot && *slot && *slot != explained_call) found.push_back({f, *slot});
 }
-#else
-;
-#endif
 
 } // namespace detail
 
-/// Every function of the extension module `module`, and every method of its classes: where a call fails
-/// because no overload took its arguments and a `py::dltensor` parameter refused one, the TypeError names
-/// each refused argument, what was passed and what the parameter requires (the text of
-/// `dltensor.explain()`, without dltensor installed). Call it once at the end of the module's body, after
-/// the last `def`; functions added later are not covered, nor functions without a vectorcall (pybind11 2.x).
-/// Returns false, with a Python error set, on failure.
-DLTENSOR_CORE bool explain_refusals(PyObject *module) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
+DLTENSOR_CORE bool explain_refusals(PyObject *module) noexcept {
     PyObject *name = PyObject_GetAttrString(module, "__name__");
     PyObject *dict = PyModule_Check(module) ? PyModule_GetDict(module) : nullptr;
     if (!name || !dict) {
@@ -230,8 +220,6 @@ DLTENSOR_CORE bool explain_refusals(PyObject *module) noexcept
         return false;
     }
 }
-#else
-;
-#endif
 
 } // namespace dlt
+#endif

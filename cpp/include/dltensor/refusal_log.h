@@ -13,7 +13,6 @@
 #include <Python.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -21,6 +20,9 @@
 #include "config.h"
 #include "process_state.h"
 #include "refusal.h"
+#if DLTENSOR_CORE_DEFINITIONS
+#include <chrono>  // the record's time stamp (the definitions only)
+#endif
 
 namespace dlt {
 

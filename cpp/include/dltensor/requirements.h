@@ -12,6 +12,15 @@
 
 namespace dlt {
 
+/// Whether `Args` hold each kind of annotation at most once, `Kind<T>` saying which kind `T` is (its
+/// `scalar`, `shape`, `ro`, `order`, `device` and `framework`): annotations.h's annotation_kind for its
+/// tags, nanobind's own detector for nanobind's (nanobind.h). Both backends' one uniqueness rule.
+template <template <typename> class Kind, typename... Args> constexpr bool annotations_unique() {
+    return (0 + ... + (int) Kind<Args>::scalar) <= 1 && (0 + ... + (int) Kind<Args>::shape) <= 1 &&
+           (0 + ... + (int) Kind<Args>::ro) <= 1 && (0 + ... + (int) Kind<Args>::order) <= 1 &&
+           (0 + ... + (int) Kind<Args>::device) <= 1 && (0 + ... + (int) Kind<Args>::framework) <= 1;
+}
+
 /// The run-time form of a parameter's annotations. Each backend fills it from its compile-time config.
 struct requirements {
     dlpack::DataType dtype{0, 0, 0};  ///< Required element type; `bits == 0` accepts any.
