@@ -326,3 +326,16 @@ def test_read_the_docs_builds_the_site_from_the_docs_extra():
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert {r.split(">")[0] for r in extras["docs"]} == {"sphinx", "myst-parser"}
     assert set(extras["docs"]) <= set(extras["test"]), "the suite builds the site: the test extra has the docs extra"
+
+
+def test_readme_is_a_front_door_to_every_page():
+    # At most 200 lines (nanobind's README is 117, pybind11's 215): what, why, a package, the two commands,
+    # what is supported, and a link to each page of the documentation, where everything else lives.
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 200, len(text.splitlines())
+    headings = re.findall(r"^## (.+)$", without_fences(text), re.M)
+    assert headings == ["Why", "Use it in your package", "Set up", "Supported versions, compilers and platforms",
+                        "Documentation", "License"], headings
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {"index.md"}
+    linked = {t.split("#")[0].removeprefix("docs/") for t in links(ROOT / "README.md")}
+    assert pages <= linked, pages - linked

@@ -241,3 +241,13 @@ def test_headers_compile_for_free_threaded_python(backend):
     proc = subprocess.run(cmd, input=FREE_THREADED_SOURCE[backend] + FREE_THREADED_BODY, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_readme_states_the_minimums_this_file_proves():
+    # README's table of supported versions names what this file builds and runs, and no other minimum.
+    readme = (HERE.parent / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| Python |"))
+    assert f">= {OLDEST_PYTHON}:" in row and f"{OLDEST_PYTHON} and {NEWEST_PYTHON}" in row, row
+    row = next(line for line in readme.splitlines() if line.startswith("| binding libraries |"))
+    for lib, version in OLDEST.items():
+        assert f"{lib} >= {version.rsplit('.', 1)[0]}" in row, (lib, row)
