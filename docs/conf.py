@@ -10,6 +10,7 @@ from sphinx import addnodes
 ROOT = Path(os.path.abspath(__file__)).parent.parent
 project = "dltensor"
 author = "the dltensor authors"
+copyright = "the dltensor authors (BSD-3-Clause)"
 release = re.search(r'__version__ = "([^"]+)"', (ROOT / "python" / "dltensor" / "__init__.py").read_text()).group(1)
 extensions = ["myst_parser"]
 source_suffix = {".md": "markdown"}

@@ -339,3 +339,12 @@ def test_readme_is_a_front_door_to_every_page():
     pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {"index.md"}
     linked = {t.split("#")[0].removeprefix("docs/") for t in links(ROOT / "README.md")}
     assert pages <= linked, pages - linked
+
+
+def test_site_index_repeats_the_readme_commands():
+    # The site has no README: its index shows commands 1 and 2 (the forms with PyTorch's index) as the
+    # README prints them, since the other pages refer to them by number.
+    def commands(path):
+        return [line for line in path.read_text().splitlines() if line.startswith("python3 -m venv .venv")]
+    index = commands(ROOT / "docs" / "index.md")
+    assert index and index == [c for c in commands(ROOT / "README.md") if PYTORCH_INDEX in c], index

@@ -87,7 +87,7 @@ def render(times: dict, bench: dict, runs: list = None) -> str:
     lines.append(f"| all of `.ci/run` | {minutes(sum(seconds.values()))} | see each step |")
     times = seconds
     full = bench["python bench/run.py"]
-    lines += ["", "The two commands above, from the same steps (the full benchmark's own wall time, its builds "
+    lines += ["", "The README's two commands (1: the benchmark, 2: the tests), from the same steps (the full benchmark's own wall time, its builds "
               "included but for apache-tvm-ffi's module, which tvm-ffi caches after a machine's first build; "
               f"recorded by `python bench/run.py --record` on {bench['recorded']}, "
               f"{load_text(bench.get('load'))}{' at its end' if bench.get('load') else ''}):", "",
