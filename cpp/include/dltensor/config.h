@@ -61,23 +61,11 @@
 /// (GCC optimizes it for size and keeps it out of the hot code).
 #define DLTENSOR_MESSAGE_PATH inline DLTENSOR_COLD
 
-/// The CPython-only core: imports, refusals and their explanations, exports, allocation and first-use
-/// set-up, which every translation unit would otherwise compile again. Its entry points (the functions
-/// that the backends' templates and the framework table call: `import_tensor()`, `export_tensor()`,
-/// `explain()`, the framework hooks, ...) are marked `DLTENSOR_CORE`; everything behind them is plain
-/// `inline`, compiled only where something calls it. Header-only (the default, and what builds from
-/// `dltensor.include_dir()` get), an entry point is an ordinary inline function. With
-/// `DLTENSOR_CORE_LIBRARY` (set by the CMake target `dltensor::dltensor`, which links the library
-/// `dltensor_core` made from `dltensor/core.cpp` once per build tree) a translation unit sees only the
-/// entry points' declarations, so it compiles none of the core, and core.cpp
-/// (`DLTENSOR_CORE_LIBRARY_BUILD`) compiles all of it once. An entry point is written
-/// `DLTENSOR_CORE <signature>` then `#if DLTENSOR_CORE_DEFINITIONS { body } #else ; #endif`. What only
-/// the core calls is not even parsed there: the import routes (import.h) and each framework's file past
-/// its tag, number and public declarations (frameworks/) sit in one `#if DLTENSOR_CORE_DEFINITIONS` block.
-/// DLTENSOR_CORE_SHARED (set with the CMake option DLTENSOR_SHARED_CORE): the core is one shared library
-/// that all of a build's modules load (as nanobind's NB_SHARED does for libnanobind), instead of a static
-/// library linked into each module. Its entry points, and the few pieces of state that a module's own
-/// inline code also reads (DLTENSOR_PROCESS_WIDE below), are exported from it with default visibility.
+/// The build mode (docs/architecture.md, "The core, compiled once"): `DLTENSOR_CORE` marks the core's entry
+/// points, and `DLTENSOR_CORE_DEFINITIONS` says whether this translation unit compiles their bodies.
+/// Header-only (the default): every unit does. `DLTENSOR_CORE_LIBRARY` (the CMake target): none does, the
+/// library `dltensor_core` has them. `DLTENSOR_CORE_LIBRARY_BUILD` (core.cpp): the library itself.
+/// `DLTENSOR_CORE_SHARED` (CMake's `DLTENSOR_SHARED_CORE`): the library is shared and exports them.
 #if defined(DLTENSOR_CORE_SHARED)
 #if !defined(DLTENSOR_CORE_LIBRARY) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)
 #error "DLTENSOR_CORE_SHARED needs DLTENSOR_CORE_LIBRARY (the CMake target dltensor::dltensor sets both)"
