@@ -72,21 +72,24 @@ def test_readme_links_the_reference_and_the_guide():
     assert "docs/reference.md" in targets and "docs/migration.md" in targets
 
 
-def tracked_text_files():
-    """Files git tracks, plus new files it does not ignore; None outside a git checkout."""
+def tracked_files():
+    """The files git tracks, plus new files it does not ignore, that the working tree holds (names relative
+    to the checkout); None outside a git checkout."""
     try:
         out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                              cwd=ROOT, capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
-    for name in filter(None, out.decode().split("\0")):
-        path = ROOT / name
-        if not path.is_file():
-            continue  # deleted in the working tree
-        data = path.read_bytes()
-        if b"\0" in data[:8192]:
-            continue  # binary
-        yield name, data.decode("utf-8", errors="replace")
+    return [name for name in filter(None, out.decode().split("\0")) if (ROOT / name).is_file()]
+
+
+def tracked_text_files():
+    """(name, text) of tracked_files() that are not binary; None outside a git checkout."""
+    names = tracked_files()
+    if names is None:
+        return None
+    texts = ((name, (ROOT / name).read_bytes()) for name in names)
+    return [(name, data.decode("utf-8", errors="replace")) for name, data in texts if b"\0" not in data[:8192]]
 
 
 def test_nothing_points_at_the_contract_outside_the_repository():
@@ -278,14 +281,19 @@ def test_docs_site_lists_every_page():
     assert listed == pages, (listed, pages)
 
 
-def test_docs_site_builds_without_a_warning(tmp_path):
-    # The site as `python -m sphinx -W` builds it (README, Documentation): a broken link or anchor between
-    # pages, or to a repository file, is a warning, so an error.
+def sphinx_build(docs: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
+    """`python -m sphinx -q -b html <docs> <out>`, as README's Documentation builds the site."""
     pytest.importorskip("sphinx", reason="the docs extra (also in the test extra) installs Sphinx")
     pytest.importorskip("myst_parser", reason="the docs extra (also in the test extra) installs MyST")
     import sys
-    done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-                           str(ROOT / "docs"), str(tmp_path / "html")], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "sphinx", *options, "-q", "-b", "html", str(docs), str(out)],
+                          capture_output=True, text=True)
+
+
+def test_docs_site_builds_without_a_warning(tmp_path):
+    # The site as `python -m sphinx -W` builds it (README, Documentation): a broken link or anchor between
+    # pages, or to a repository file, is a warning, so an error.
+    done = sphinx_build(ROOT / "docs", tmp_path / "html", "-W", "--keep-going")
     assert done.returncode == 0, done.stdout + done.stderr
     for page in ["index", "getting-started", "reference", "migration", "architecture", "benchmarks", "robustness",
                  "contributing"]:
@@ -295,25 +303,16 @@ def test_docs_site_builds_without_a_warning(tmp_path):
 def test_docs_site_catches_a_broken_link(tmp_path):
     # The same build over a copy of the checkout's files with one link to no file: that link, and only it,
     # fails the build.
-    pytest.importorskip("sphinx", reason="the docs extra (also in the test extra) installs Sphinx")
-    pytest.importorskip("myst_parser", reason="the docs extra (also in the test extra) installs MyST")
     import shutil
-    import sys
-    try:
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                             capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
+    names = tracked_files()
+    if names is None:
         pytest.skip("not a git checkout")
-    for name in filter(None, out.decode().split("\0")):
-        if not (ROOT / name).is_file():
-            continue  # deleted in the working tree
+    for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / name, tmp_path / name)
-    docs = tmp_path / "docs"
-    page = docs / "robustness.md"
+    page = tmp_path / "docs" / "robustness.md"
     page.write_text(page.read_text() + "\n[gone](../tests/no_such_file.py)\n")
-    done = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(docs), str(tmp_path / "html")],
-                          capture_output=True, text=True)
+    done = sphinx_build(tmp_path / "docs", tmp_path / "html")
     warnings = [line for line in (done.stdout + done.stderr).splitlines() if "WARNING" in line]
     assert len(warnings) == 1 and "no_such_file.py" in warnings[0], warnings
 

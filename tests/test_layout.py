@@ -104,7 +104,7 @@ def test_only_the_registry_brings_in_framework_files():
 def test_tests_folder_holds_tests_and_their_helpers_only():
     # tests/ holds tests: a script that CI, an interpreter build or a record runs lives in tools/. What else
     # sits at the top of tests/ is a helper that a test file imports or runs (or a conftest).
-    tests = HEADERS.parent.parent.parent / "tests"
+    tests = Path(__file__).resolve().parent
     assert not sorted(p.name for p in tests.glob("*.sh")), "shell scripts belong in tools/"
     sources = "\n".join(p.read_text() for p in tests.glob("test_*.py")) + (tests / "conftest.py").read_text()
     helpers = [p.stem for p in tests.glob("*.py") if not p.name.startswith("test_") and p.name != "conftest.py"]

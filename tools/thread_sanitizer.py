@@ -29,11 +29,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from cmake_build import REPO, cmake_build  # noqa: E402
 
-HERE = Path(__file__).resolve().parent.parent / "tests"
-SOURCE = HERE / "free_threaded"
+TESTS = Path(__file__).resolve().parent.parent / "tests"
+SOURCE = TESTS / "free_threaded"
 SUPPRESSIONS = SOURCE / "tsan_suppressions.txt"
 RECORD = SOURCE / "thread_sanitizer.json"
-BUILD_ROOT = HERE / ".build" / "free-threaded-tsan"
+BUILD_ROOT = TESTS / ".build" / "free-threaded-tsan"
 FLAGS = "-fsanitize=thread -g -O1 -fno-omit-frame-pointer"
 BACKENDS = ["nanobind", "pybind11"]
 OURS = (str(REPO / "cpp" / "include" / "dltensor"), str(SOURCE), "/dltensor/core.cpp")

@@ -93,7 +93,7 @@ DLTENSOR_HOT_INLINE mismatch import_exchange(PyObject *src, const producer_info 
     return mismatch::none;
 }
 
-/// Route `own` (the framework's reader of its C structures: NumPy's, frameworks/numpy_arrays.h): the
+/// Route `framework_reader` (the framework's reader of its C structures: NumPy's, frameworks/numpy_arrays.h): the
 /// object itself is the owner, so the view stays valid as long as the tensor does (NumPy refuses to resize
 /// an array that others reference). `exact`: only the framework's main type (`numpy.ndarray` itself); else
 /// also what only this reader can read (ml_dtypes' bfloat16 and float8, which have no public route).

@@ -1,7 +1,8 @@
 // dltensor/interpreter.h: the interpreter's state as release paths need it (handle.h drops references
 // from any thread at any time, including from C++ statics destroyed after the interpreter finalized):
-// does this thread hold the GIL, and is the interpreter still there. Also which interpreter runs: dltensor keeps its Python state per interpreter (process_state.h), and
-// a tensor's Python owner is released only in the interpreter it came from.
+// does this thread hold the GIL, and is the interpreter still there. Also which interpreter runs: dltensor
+// keeps its Python state per interpreter (process_state.h), and a tensor's Python owner is released only in
+// the interpreter it came from.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

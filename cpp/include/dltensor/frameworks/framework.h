@@ -99,7 +99,7 @@ struct framework {
     /// A type it has not seen (`info.framework_id` set): fills the rest of `info` (`checks`, `uninitialized`) and
     /// may veto the exchange route (`use_exchange_api` false). May run Python; leaves no error set.
     void (*classify)(PyTypeObject *type, producer_info &info, bool &use_exchange_api) noexcept;
-    /// Its own reader of its C structures (the `own` route): fills `t` (shape and strides in the caller's
+    /// Its own reader of its C structures (the `framework_reader` route): fills `t` (shape and strides in the caller's
     /// arrays) and `read_only`, valid while `obj` is alive; false to take the portable route. `exact`:
     /// only its main array type (the fast path), else also what only this reader can read.
     bool (*read)(PyObject *obj, dlpack::Tensor &t, int64_t *shape, int64_t *strides, bool &read_only,

@@ -1,4 +1,4 @@
-// dltensor/frameworks/numpy_arrays.h: NumPy's structures read directly (the `own` import route of exact
+// dltensor/frameworks/numpy_arrays.h: NumPy's structures read directly (the `framework_reader` route of exact
 // `numpy.ndarray`s, and the only route of ml_dtypes' bfloat16 and float8 arrays, which NumPy's own
 // `__dlpack__` refuses), ml_dtypes relabelling, and NumPy's public entry points.
 #pragma once
