@@ -40,6 +40,8 @@ BUILD = SRC / ".build"
 BUILD_SHARED = SRC / ".build-shared-core"  # the same project with DLTENSOR_SHARED_CORE=ON
 sys.path.insert(0, str(REPO / "tests"))
 from cmake_build import cmake_build  # noqa: E402
+sys.path.insert(0, str(REPO / "tools"))
+from generated_blocks import write_block  # noqa: E402
 
 KB = 1024
 CORE = "dltensor_core"  # the key of the core library's compile in commands() and measure()
@@ -724,11 +726,7 @@ def main(argv=None):
     path.write_text(body + "\n")
     progress(f"[compile] saved {path.relative_to(REPO)}")
     if not args.quick and not args.no_docs:
-        page = REPO / "docs" / "benchmarks.md"
-        t = page.read_text()
-        begin, end = "<!-- compile:begin -->", "<!-- compile:end -->"
-        h, rest = t.split(begin, 1)
-        page.write_text(h + begin + "\n" + text + "\n" + end + rest.split(end, 1)[1])
+        write_block(REPO / "docs" / "benchmarks.md", "compile", text)
         progress("[compile] updated docs/benchmarks.md's compile block")
     return 0
 

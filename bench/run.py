@@ -27,6 +27,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 from cmake_build import cmake_build  # noqa: E402
+sys.path.insert(0, str(HERE.parent / "tools"))
+from generated_blocks import write_block  # noqa: E402
 
 TVM_SOURCE = r"""
 #include <tvm/ffi/container/tensor.h>
@@ -487,10 +489,7 @@ def main(argv=None):
         (HERE / "results" / "bench_time.json").write_text(json.dumps(times, indent=1) + "\n")
     if args.update_docs:
         page = HERE.parent / "docs" / "benchmarks.md"
-        text = page.read_text()
-        begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
-        head, rest = text.split(begin, 1)
-        page.write_text(head + begin + "\n" + table + "\n" + end + rest.split(end, 1)[1])
+        write_block(page, "bench", table)
         print(f"updated {page}")
     return 0
 

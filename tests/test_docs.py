@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from generated_blocks import read_block
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -165,7 +166,7 @@ def test_ci_times_are_the_recorded_measurement():
     import setup_times
     expected = setup_times.render(json.loads(setup_times.TIMES.read_text()),
                                   json.loads(setup_times.BENCH_TIME.read_text()))
-    assert setup_times.block(setup_times.PAGE.read_text()) == expected
+    assert read_block(setup_times.PAGE, setup_times.BLOCK) == expected
 
 
 PYTORCH_INDEX = " --index-url https://download.pytorch.org/whl/cpu"
@@ -206,8 +207,7 @@ def bench_run():
 
 
 def bench_block() -> str:
-    text = (ROOT / "docs" / "benchmarks.md").read_text()
-    return text.split("<!-- bench:begin -->", 1)[1].split("<!-- bench:end -->", 1)[0]
+    return read_block(ROOT / "docs" / "benchmarks.md", "bench")
 
 
 def test_benchmark_table_says_command_1_makes_no_paddle_rows():
@@ -347,3 +347,14 @@ def test_site_index_repeats_the_readme_commands():
         return [line for line in path.read_text().splitlines() if line.startswith("python3 -m venv .venv")]
     index = commands(ROOT / "docs" / "index.md")
     assert index and index == [c for c in commands(ROOT / "README.md") if PYTORCH_INDEX in c], index
+
+
+def test_generated_block_is_replaced_between_its_markers_only(tmp_path):
+    from generated_blocks import write_block
+    page = tmp_path / "page.md"
+    page.write_text("intro\n<!-- t:start -->\nold\n<!-- t:end -->\noutro <!-- u:start -->\nkept\n<!-- u:end -->\n")
+    assert write_block(page, "t", "\nnew\n") and read_block(page, "t") == "new"
+    assert page.read_text() == "intro\n<!-- t:start -->\nnew\n<!-- t:end -->\noutro <!-- u:start -->\nkept\n<!-- u:end -->\n"
+    assert not write_block(page, "t", "new")  # unchanged: the page is not rewritten
+    with pytest.raises(ValueError, match="v:start"):
+        write_block(page, "v", "x")

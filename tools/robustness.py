@@ -20,10 +20,12 @@ from pathlib import Path
 
 import pytest
 
+from generated_blocks import read_block, write_block
+
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 PAGE = ROOT / "docs" / "robustness.md"
-START, END = "<!-- robustness:start -->", "<!-- robustness:end -->"
+BLOCK = "robustness"  # the generated block of PAGE (tools/generated_blocks.py)
 INCOMPLETE = 3  # exit status when the environment cannot collect the whole suite
 
 
@@ -496,21 +498,6 @@ def table(s: Suite) -> str:
     return "\n".join(lines)
 
 
-def block(text: str) -> str:
-    """docs/robustness.md's current block (between the markers, exclusive)."""
-    start, end = text.index(START) + len(START), text.index(END)
-    return text[start:end].strip("\n")
-
-
-def write(generated: str) -> bool:
-    text = PAGE.read_text()
-    start, end = text.index(START) + len(START), text.index(END)
-    new = text[:start] + "\n" + generated + "\n" + text[end:]
-    if new != text:
-        PAGE.write_text(new)
-    return new != text
-
-
 def main(argv):
     try:
         generated = table(collect())
@@ -518,9 +505,9 @@ def main(argv):
         print(e, file=sys.stderr)
         return INCOMPLETE
     if "--write" in argv:
-        print("docs/robustness.md rewritten" if write(generated) else "docs/robustness.md already up to date")
+        print("docs/robustness.md rewritten" if write_block(PAGE, BLOCK, generated) else "docs/robustness.md already up to date")
     elif "--check" in argv:
-        if block(PAGE.read_text()) != generated:
+        if read_block(PAGE, BLOCK) != generated:
             print("docs/robustness.md's robustness table is stale: run python tools/robustness.py --write", file=sys.stderr)
             return 1
     else:

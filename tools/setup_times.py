@@ -15,12 +15,14 @@ import json
 import sys
 from pathlib import Path
 
+from generated_blocks import write_block
+
 ROOT = Path(__file__).resolve().parent.parent
 TIMES = ROOT / "bench" / "results" / "ci_times.json"
 BENCH_TIME = ROOT / "bench" / "results" / "bench_time.json"  # written by `python bench/run.py --record`
 RUNS = ROOT / "bench" / "results" / "ci_runs.json"  # every recorded whole run of .ci/run: --add-run
 PAGE = ROOT / "docs" / "contributing.md"
-START, END = "<!-- ci-times:start -->", "<!-- ci-times:end -->"
+BLOCK = "ci-times"  # the generated block of PAGE (tools/generated_blocks.py)
 
 
 def minutes(seconds: int) -> str:
@@ -101,20 +103,13 @@ def render(times: dict, bench: dict, runs: list = None) -> str:
     return "\n".join(lines)
 
 
-def block(text: str) -> str:
-    start, end = text.index(START) + len(START), text.index(END)
-    return text[start:end].strip("\n")
-
-
 def main(argv):
     expected = render(json.loads(TIMES.read_text()), json.loads(BENCH_TIME.read_text()))
     if "--add-run" in argv:
         print("added:", add_run(json.loads(TIMES.read_text())))
         expected = render(json.loads(TIMES.read_text()), json.loads(BENCH_TIME.read_text()))
-    text = PAGE.read_text()
     if "--write" in argv:
-        start, end = text.index(START) + len(START), text.index(END)
-        PAGE.write_text(text[:start] + "\n" + expected + "\n" + text[end:])
+        write_block(PAGE, BLOCK, expected)
     else:
         print(expected)
 
