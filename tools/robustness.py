@@ -505,7 +505,8 @@ def main(argv):
         print(e, file=sys.stderr)
         return INCOMPLETE
     if "--write" in argv:
-        print("docs/robustness.md rewritten" if write_block(PAGE, BLOCK, generated) else "docs/robustness.md already up to date")
+        changed = write_block(PAGE, BLOCK, generated)
+        print("docs/robustness.md rewritten" if changed else "docs/robustness.md already up to date")
     elif "--check" in argv:
         if read_block(PAGE, BLOCK) != generated:
             print("docs/robustness.md's robustness table is stale: run python tools/robustness.py --write", file=sys.stderr)
