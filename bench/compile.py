@@ -709,7 +709,7 @@ def main(argv=None):
              + (" with uncommitted edits" if git("status", "--porcelain", "cpp/include") else "")
              + f", copied once for the run (content hash {digest}).")
     flags_core = " ".join(x for x in cmds[CORE][0] if x.startswith("-O") or x.startswith("-f"))
-    core_line = (f"dltensor's core (`dltensor/core.cpp`: imports, refusals, exports, allocation), which "
+    core_line = (f"dltensor's core (`dltensor/src/core.cpp`: imports, refusals, exports, allocation), which "
                  f"`dltensor::dltensor` compiles once per build tree into the static library `{CORE}` "
                  f"(`{flags_core}`) for all of its modules, as nanobind_add_module builds libnanobind: "
                  f"{res[CORE]['compile']:.2f} s (not in the columns above; a build without CMake compiles the "

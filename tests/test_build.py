@@ -38,10 +38,10 @@ def test_cmake_target_compiles_the_core_once_and_the_module_only_its_declaration
     build = TEST_BUILD
     commands = subprocess.run([str(Path(ninja.BIN_DIR) / "ninja"), "-C", str(build), "-t", "commands"],
                               capture_output=True, text=True, check=True).stdout.splitlines()
-    core = [c for c in commands if c.rstrip().endswith(("dltensor/core.cpp", "dltensor/core.cpp.o"))
-            or "/dltensor/core.cpp" in c and " -c " in c]
+    core = [c for c in commands if c.rstrip().endswith(("src/core.cpp", "src/core.cpp.o"))
+            or "/src/core.cpp" in c and " -c " in c]
     assert len(core) == 1, core
-    assert str(REPO / "cpp" / "include" / "dltensor" / "core.cpp") in core[0]
+    assert str(REPO / "cpp" / "src" / "core.cpp") in core[0]
     modules = [c for c in commands if " -c " in c and "CMakeFiles/dltensor_test_" in c]  # unity batches or not
     assert modules and all("-DDLTENSOR_CORE_LIBRARY" in c for c in modules), modules
     # Both builds, plain and sanitized, compile the test sources in unity batches (tests/CMakeLists.txt).
@@ -108,7 +108,7 @@ def test_core_compiles_without_warnings_under_a_users_strict_flags(opt, tmp_path
     import sysconfig
     cmd = ["c++", "-std=c++17", opt, "-fPIC", "-Wall", "-Wextra", "-Wpedantic", "-Werror",
            f"-I{REPO / 'cpp' / 'include'}", "-isystem", sysconfig.get_paths()["include"],
-           "-c", str(REPO / "cpp" / "include" / "dltensor" / "core.cpp"), "-o", str(tmp_path / "core.o")]
+           "-c", str(REPO / "cpp" / "src" / "core.cpp"), "-o", str(tmp_path / "core.o")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
 

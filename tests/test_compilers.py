@@ -96,8 +96,8 @@ def test_sources_compile_without_warnings(name, compiler, std, extra, werror, ba
 
 # The only places outside config.h where a GCC/Clang extension may appear, each beside its other path.
 EXTENSIONS_ELSEWHERE = {
-    "construction.h": "__attribute__((unavailable",  # under __has_attribute; else the static_assert refuses
-    "process_state.h": "__PRETTY_FUNCTION__",  # MSVC: __FUNCSIG__ (the #if above it)
+    "bindings/construction.h": "__attribute__((unavailable",  # under __has_attribute; else the static_assert refuses
+    "python/process_state.h": "__PRETTY_FUNCTION__",  # MSVC: __FUNCSIG__ (the #if above it)
 }
 
 
@@ -107,16 +107,17 @@ def test_compiler_extensions_have_a_path_for_every_compiler():
     extension = ("__attribute__", "__builtin_", "__PRETTY_FUNCTION__", "__int128", "__typeof", "__extension__")
     found = []
     for header in sorted((REPO / "cpp" / "include" / "dltensor").rglob("*")):
-        if header.suffix not in (".h", ".cpp") or header.name in ("config.h", "dlpack.h"):
+        rel = header.relative_to(REPO / "cpp" / "include" / "dltensor").as_posix()
+        if header.suffix not in (".h", ".cpp") or rel in ("tensor/config.h", "tensor/dlpack.h"):
             continue
         for n, line in enumerate(header.read_text().splitlines(), 1):
             code = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line).split("//")[0]  # no string or comment
             for word in extension:
-                if word in code and not (EXTENSIONS_ELSEWHERE.get(header.name, "\0") in code):
-                    found.append(f"{header.name}:{n}: {line.strip()}")
+                if word in code and not (EXTENSIONS_ELSEWHERE.get(rel, "\0") in code):
+                    found.append(f"{rel}:{n}: {line.strip()}")
     assert not found, "use config.h's macros:\n" + "\n".join(found)
     # In config.h each GCC/Clang branch has another (#elif or #else) before its #endif.
-    lines = (REPO / "cpp" / "include" / "dltensor" / "config.h").read_text().splitlines()
+    lines = (REPO / "cpp" / "include" / "dltensor" / "tensor" / "config.h").read_text().splitlines()
     for n, line in enumerate(lines):
         if line.startswith("#if defined(__GNUC__)") or line.startswith("#if defined(DLTENSOR_CORE_LIBRARY_BUILD) && defined(__GNUC__)"):
             depth, other = 0, False

@@ -24,10 +24,10 @@ NAMES = {
 }
 # Where NumPy is named outside its own files, and why (see the module docstring).
 NUMPY_PLACES = {
-    "conversion.h": "lists and buffers converted through numpy.asarray; other DLPack producers on the CPU",
-    "import.h": "objects that are no tensor, read through numpy.asarray",
-    "export.h": "the no-framework tensor's docstring and the copy policy's hint name py::numpy",
-    "refusal.h": "the explanations of numpy.asarray's refusals",
+    "core/conversion.h": "lists and buffers converted through numpy.asarray; other DLPack producers on the CPU",
+    "core/import.h": "objects that are no tensor, read through numpy.asarray",
+    "core/export.h": "the no-framework tensor's docstring and the copy policy's hint name py::numpy",
+    "tensor/refusal.h": "the explanations of numpy.asarray's refusals",
     "frameworks/registry.h": "the list; NumPy allocates CPU tensors of frameworks without an allocator",
     "frameworks/jax.h": "copies JAX cannot adopt, and CPU conversions, go through NumPy",
     "frameworks/tensorflow.h": "copies TensorFlow cannot adopt, and F-order conversions, go through NumPy",
@@ -96,9 +96,66 @@ def test_framework_numbers_are_distinct():
 
 def test_only_the_registry_brings_in_framework_files():
     """Outside frameworks/, headers include the registry or the record's definition, never one framework."""
-    for h in sorted(HEADERS.glob("*.h")):
-        for inc in re.findall(r'#include "frameworks/(\w+)\.h"', h.read_text()):
+    for h in sorted(HEADERS.rglob("*.h")):
+        if h.parent == FRAMEWORKS:
+            continue
+        for inc in re.findall(r'#include "(?:\.\./)?frameworks/(\w+)\.h"', h.read_text()):
             assert inc in ("registry", "framework"), f"{h.name} includes frameworks/{inc}.h"
+
+
+# The folders by layer, and what each may include (docs/architecture.md: Layout). `tensor/` needs no
+# Python; `core/` and `frameworks/` need each other (the registry lists the frameworks, whose files use the
+# core's import and export mechanisms); only the entry headers sit at the top.
+LAYERS = {
+    "tensor": {"tensor"},
+    "python": {"tensor", "python"},
+    "core": {"tensor", "python", "core", "frameworks"},
+    "frameworks": {"tensor", "python", "core", "frameworks"},
+    "bindings": {"tensor", "python", "core", "frameworks", "bindings"},
+    "": {"tensor", "python", "core", "frameworks", "bindings"},
+}
+ENTRY_HEADERS = ["nanobind.h", "pybind11.h"]
+
+
+def includes(h: Path) -> list:
+    """The headers of this checkout that `h` includes, relative to the include folder."""
+    return [(h.parent / inc).resolve().relative_to(HEADERS.resolve()).as_posix()
+            for inc in re.findall(r'^#include "([^"]+)"', h.read_text(), re.M)]
+
+
+def test_the_top_of_the_include_folder_holds_only_the_entry_headers():
+    assert sorted(p.name for p in HEADERS.iterdir() if p.is_file()) == ENTRY_HEADERS
+    assert sorted(p.name for p in HEADERS.iterdir() if p.is_dir()) == sorted(k for k in LAYERS if k)
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_each_layer_includes_only_the_layers_it_may_use(layer):
+    wrong = [f"{h.relative_to(HEADERS).as_posix()} includes {inc}"
+             for h in sorted((HEADERS / layer).glob("*.h")) for inc in includes(h)
+             if (inc.split("/")[0] if "/" in inc else "") not in LAYERS[layer]]
+    assert (HEADERS / layer).is_dir() and not wrong, wrong
+
+
+def test_the_tensor_layer_needs_no_python():
+    """tensor/ (the DLPack ABI, dtypes, strides, requirements, annotations, refusal records) compiles
+    without Python: no <Python.h>, no object of the C API in its code."""
+    for h in sorted((HEADERS / "tensor").glob("*.h")):
+        assert "<Python.h>" not in h.read_text(), h.name
+        no_strings = re.sub(r'"(?:[^"\\]|\\.)*"', '""', re.sub(r"^#.*$", "", code(h), flags=re.M))
+        assert not re.search(r"\bPy[A-Z_]\w*", no_strings), h.name
+
+
+def test_header_names_are_unique_across_the_folders():
+    # An include names one header by its file name alone: tests/mutation/run.py (code_of) compares two
+    # versions of a header with include paths reduced to names, so that a move to another folder is no change.
+    names = [h.name for h in HEADERS.rglob("*.h")]
+    assert len(names) == len(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
+
+
+def test_the_core_source_lives_outside_the_include_folder():
+    source = HEADERS.parent.parent / "src" / "core.cpp"
+    assert source.is_file() and not list(HEADERS.rglob("*.cpp"))
+    assert re.findall(r"^#include <dltensor/(\w+)/", source.read_text(), re.M)
 
 
 def test_tests_folder_holds_tests_and_their_helpers_only():

@@ -1,6 +1,7 @@
 """The mutation script (tests/mutation/run.py, run by hand: it rebuilds the test modules once per mutant),
 checked without building anything: every mutant applies exactly once to the headers as they are and names
 tests that exist, and tests/mutation/results.json records a run of the current list scoring at least 90%."""
+import dataclasses
 import re
 import subprocess
 import sys
@@ -60,6 +61,34 @@ def test_verdicts_name_what_killed_a_mutant():
     assert run.verdict(-11, crash) == (results.KILLED, "crashed (signal 11) in tests/test_a.py::test_b")
     assert run.verdict(None, "")[0] == results.KILLED  # a hang
     assert run.verdict(5, "no tests ran in 0.1s")[0] == results.ERROR  # a selection that selects nothing
+
+
+def test_a_move_that_rewrote_only_include_paths_is_no_change_to_the_code():
+    same = run.code_of('#include "config.h"  // first\nint f() { return 1; }\n')
+    assert run.code_of('// moved\n#include "../tensor/config.h"\n\n  int f() { return 1; }  // why\n') == same
+    assert run.code_of('#include "../tensor/config.h"\nint f() { return 2; }\n') != same
+    assert run.code_of('#include "dtypes.h"\nint f() { return 1; }\n') != same
+    assert run.code_of('const char *s = "// kept";') != run.code_of('const char *s = "";')
+
+
+def test_a_result_is_carried_over_a_move_only_where_the_code_is_the_same(monkeypatch):
+    m = MUTANTS[0]
+    old_file = "elsewhere/" + m.file.rsplit("/", 1)[-1]
+    entry = {"hash": results.mutant_hash(dataclasses.replace(m, file=old_file)), "file": old_file,
+             "outcome": results.KILLED, "commit": "abc"}
+    texts = {("HEAD", old_file): "int a;\n", (None, m.file): "// moved\nint a;\n"}
+    monkeypatch.setattr(run, "header_text", lambda rev, name: texts.get((rev, name)))
+    recorded = {"mutants": {m.name: dict(entry)}}
+    assert run.carry_moved(recorded) == [m.name]
+    assert recorded["mutants"][m.name] == {**entry, "hash": results.mutant_hash(m), "file": m.file,
+                                           "moved_from": old_file}
+    texts[(None, m.file)] = "int b;\n"  # the code changed too: it must run again
+    recorded = {"mutants": {m.name: dict(entry)}}
+    assert run.carry_moved(recorded) == [] and recorded["mutants"][m.name] == entry
+    moved_more = {**entry, "hash": results.mutant_hash(dataclasses.replace(m, file=old_file, new=m.new + " "))}
+    texts[(None, m.file)] = "int a;\n"  # the definition changed beyond its path: it must run again
+    recorded = {"mutants": {m.name: dict(moved_more)}}
+    assert run.carry_moved(recorded) == []
 
 
 def test_list_option_names_every_mutant():

@@ -26,7 +26,7 @@ jnp = pytest.importorskip("jax.numpy")
 
 def test_include_dir_holds_the_headers():
     inc = Path(dltensor.include_dir())
-    for header in ("nanobind.h", "dlpack.h", "dtypes.h", "requirements.h", "import.h"):
+    for header in ("nanobind.h", "tensor/dlpack.h", "tensor/dtypes.h", "tensor/requirements.h", "core/import.h"):
         assert (inc / "dltensor" / header).is_file()
 
 
@@ -167,6 +167,7 @@ def test_wheel_is_pure_and_carries_the_license(tmp_path):
     # dltensor` is the CLI
     assert [line.strip() for line in entry_points.splitlines() if line.strip()] == ["[cmake.root]",
                                                                                    "dltensor = dltensor"], entry_points
-    headers = {f"dltensor/include/dltensor/{h.name}" for h in (ROOT / "cpp" / "include" / "dltensor").glob("*.h")}
+    include = ROOT / "cpp" / "include" / "dltensor"
+    headers = {f"dltensor/include/dltensor/{h.relative_to(include).as_posix()}" for h in include.rglob("*.h")}
     assert headers <= names and "dltensor/cmake/dltensorConfig.cmake" in names
-    assert "dltensor/include/dltensor/core.cpp" in names  # the core the CMake package compiles once
+    assert "dltensor/src/core.cpp" in names  # the core the CMake package compiles once

@@ -36,7 +36,7 @@ RECORD = SOURCE / "thread_sanitizer.json"
 BUILD_ROOT = TESTS / ".build" / "free-threaded-tsan"
 FLAGS = "-fsanitize=thread -g -O1 -fno-omit-frame-pointer"
 BACKENDS = ["nanobind", "pybind11"]
-OURS = (str(REPO / "cpp" / "include" / "dltensor"), str(SOURCE), "/dltensor/core.cpp")
+OURS = (str(REPO / "cpp" / "include" / "dltensor"), str(REPO / "cpp" / "src"), str(SOURCE), "/dltensor/src/core.cpp")
 BINDINGS = ("/nanobind/", "/pybind11/")
 
 

@@ -52,7 +52,7 @@ class Refusal:
         self.convert = record.get("convert")
         self.writable = record.get("writable")
         self.when = record.get("when", 0)
-        # "...@parameter type@return type@..." (dltensor/signature.h) where the backend names both forms
+        # "...@parameter type@return type@..." (dltensor/bindings/signature.h) where the backend names both forms
         text = record["signature"]
         m = re.fullmatch(r"([^@]*)@([^@]*)@([^@]*)@([^@]*)", text)
         forms = [m.group(1) + m.group(2) + m.group(4), m.group(1) + m.group(3) + m.group(4)] if m else [text]

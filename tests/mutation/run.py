@@ -12,6 +12,8 @@ is never modified (only results.json is written).
     python tests/mutation/run.py --only A B      mutants A and B (merged into results.json)
     python tests/mutation/run.py --stale         mutants with no result, not killed, or whose header
                                                  changed since the commit their result was recorded at
+    python tests/mutation/run.py --carry-moved   carries the results of mutants whose header moved since
+                                                 HEAD (or REV) with its code unchanged but include paths
     python tests/mutation/run.py --list          the mutants
 
 --rev REV copies that commit instead of the working tree (tracked and untracked, not ignored files);
@@ -19,6 +21,7 @@ is never modified (only results.json is written).
 temporary copy. First the unmutated copy is built and the union of the selected tests run: it must pass.
 """
 import argparse
+import dataclasses
 import datetime
 import hashlib
 import io
@@ -177,12 +180,36 @@ def union(selections):
     return list(dict.fromkeys(s for sel in selections for s in sel))
 
 
-def header_changed(mutant, commit, rev) -> bool:
-    """Whether the mutant's header differs between `commit` and `rev` (the working tree when None)."""
-    path = f"{HEADERS}/{mutant.file}"
-    proc = subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", commit, *([rev] if rev else []), "--", path],
-                          capture_output=True)
-    return proc.returncode != 0  # 1: they differ; anything else (an unknown commit): rerun to be sure
+def code_of(text: str) -> str:
+    """A header's code, for telling whether two versions compile the same: comments stripped (by the
+    compiler itself, `-fpreprocessed -dD -E`, which executes no directive), blank lines and each line's
+    outer spaces dropped, and each quoted #include reduced to the file's name, which names one header
+    (tests/test_layout.py: names are unique), so that a move that rewrote only include paths changes nothing."""
+    proc = subprocess.run([os.environ.get("CXX", "c++"), "-x", "c++", "-fpreprocessed", "-dD", "-E", "-P", "-"],
+                          input=text, capture_output=True, text=True, check=True)
+    lines = []
+    for line in (l.strip() for l in proc.stdout.splitlines()):
+        include = re.match(r'#\s*include\s+"([^"]+)"$', line)
+        if line:
+            lines.append(f'#include "{include.group(1).rsplit("/", 1)[-1]}"' if include else line)
+    return "\n".join(lines)
+
+
+def header_text(rev, name: str):
+    """Header `name` (under HEADERS) at commit `rev`, or in the working tree when `rev` is None; None if absent."""
+    if rev is None:
+        path = ROOT / HEADERS / name
+        return path.read_text() if path.is_file() else None
+    proc = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{HEADERS}/{name}"], capture_output=True, text=True)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def header_changed(mutant, entry, rev) -> bool:
+    """Whether the mutant's header compiles differently from its version at the commit its result was
+    recorded at (where it may have had another path: `moved_from`), in `rev` (the working tree when None)."""
+    before = header_text(entry["commit"], entry.get("moved_from", mutant.file))
+    now = header_text(rev, mutant.file)
+    return before is None or now is None or code_of(before) != code_of(now)
 
 
 def stale_mutants(recorded, rev) -> list:
@@ -194,9 +221,29 @@ def stale_mutants(recorded, rev) -> list:
         if m.equivalent:
             continue
         if not entry or entry.get("hash") != results.mutant_hash(m) or not entry.get("commit") or \
-                entry.get("outcome") != results.KILLED or header_changed(m, entry["commit"], rev):
+                entry.get("outcome") != results.KILLED or header_changed(m, entry, rev):
             out.append(m.name)
     return out
+
+
+def carry_moved(recorded, rev="HEAD") -> list:
+    """Carries the result of each mutant whose definition changed only in its header's path, where the
+    header in the working tree compiles as its old path did at commit `rev` (code_of): the same code moved
+    to another folder, which stands or goes stale (stale_mutants) as it would have where it was. The entry
+    keeps the commit it was recorded at and notes the path there (`moved_from`). Returns the names."""
+    carried = []
+    for m in MUTANTS:
+        entry = recorded.get("mutants", {}).get(m.name)
+        if not entry or entry.get("hash") == results.mutant_hash(m) or not entry.get("commit") or m.equivalent:
+            continue
+        if results.mutant_hash(dataclasses.replace(m, file=entry["file"])) != entry["hash"]:
+            continue  # more than the path changed
+        before = header_text(rev, entry["file"])
+        if before is None or code_of(before) != code_of(header_text(None, m.file)):
+            continue
+        entry.update(hash=results.mutant_hash(m), moved_from=entry.get("moved_from", entry["file"]), file=m.file)
+        carried.append(m.name)
+    return carried
 
 
 def list_mutants() -> None:
@@ -212,6 +259,9 @@ def main(argv) -> int:
     ap.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutants")
     ap.add_argument("--stale", action="store_true",
                     help="run only the mutants not killed, or without a result for their header as it is now")
+    ap.add_argument("--carry-moved", nargs="?", const="HEAD", metavar="REV",
+                    help="carry the results of mutants whose header moved since REV (default HEAD) with the same "
+                         "code, and exit")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--rev", help="copy this commit instead of the working tree")
     ap.add_argument("--workdir", type=Path, help="use and keep this directory as the copy")
@@ -219,6 +269,12 @@ def main(argv) -> int:
     args = ap.parse_args(argv)
     if args.list:
         list_mutants()
+        return 0
+    if args.carry_moved:
+        recorded = results.load()
+        carried = carry_moved(recorded, args.carry_moved)
+        results.save(recorded, MUTANTS)
+        print(f"[mutation] carried {len(carried)} results of moved headers: {' '.join(carried) or 'none'}")
         return 0
     names = [m.name for m in MUTANTS]
     if args.stale:

@@ -1,6 +1,6 @@
 // dltensor/nanobind.h: the nanobind backend. `nanobind::dltensor<Annotations...>` is an `nb::ndarray`
 // (same annotations, members, `view()`, `cast()`) whose Python -> C++ conversion goes through dltensor's
-// importer (dltensor/import.h) and whose C++ -> Python conversion is dltensor's export (return_policy.h,
+// importer (dltensor/core/import.h) and whose C++ -> Python conversion is dltensor's export (return_policy.h,
 // export.h), shared with the pybind11 backend.
 //
 //   #include <dltensor/nanobind.h>
@@ -12,12 +12,12 @@
 // 1-byte float8 storage types (`py::float8_e4m3fn`, `py::float8_e5m2`, ...).
 #pragma once
 
-#include "config.h"  // first: its C++17 check must come before anything an older standard breaks
+#include "tensor/config.h"  // first: its C++17 check must come before anything an older standard breaks
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
-#include "config.h"  // again, now after Python.h: Python's version check
+#include "tensor/config.h"  // again, now after Python.h: Python's version check
 
 // The oldest nanobind dltensor supports (README: Supported versions; CI proves it with
 // tests/test_python_versions.py). nanobind <= 2.12 lacks the ndarray API this header uses.
@@ -36,21 +36,21 @@
 #include <unordered_map>
 #include <vector>
 
-#include "allocation.h"
-#include "array_t_members.h"
-#include "capsule_import.h"   // restore_consumed_capsule()
-#include "construction.h"
-#include "dtypes.h"
-#include "handle.h"
-#include "import.h"
-#include "producer_error.h"   // an interrupt raised in a producer
-#include "refusal.h"
-#include "refusal_errors.h"
-#include "refusal_log.h"
-#include "requirements.h"
-#include "return_policy.h"
-#include "signature.h"
-#include "strides.h"
+#include "bindings/allocation.h"
+#include "bindings/array_t_members.h"
+#include "core/capsule_import.h"   // restore_consumed_capsule()
+#include "bindings/construction.h"
+#include "tensor/dtypes.h"
+#include "python/handle.h"
+#include "core/import.h"
+#include "python/producer_error.h"   // an interrupt raised in a producer
+#include "tensor/refusal.h"
+#include "core/refusal_errors.h"
+#include "core/refusal_log.h"
+#include "tensor/requirements.h"
+#include "core/return_policy.h"
+#include "bindings/signature.h"
+#include "tensor/strides.h"
 
 NAMESPACE_BEGIN(NB_NAMESPACE)
 

@@ -10,7 +10,7 @@
 // from annotations.h and are named in `pybind11::` as nanobind names its own.
 #pragma once
 
-#include "config.h"  // first: its C++17 check must come before anything an older standard breaks
+#include "tensor/config.h"  // first: its C++17 check must come before anything an older standard breaks
 
 // `py::cast(t)` of a `py::dltensor` (also what `list.append(t)`, `l[i] = t`, `d[k] = t` call, through
 // pybind11's `detail::object_or_cast`): pybind11's own `cast(T &&)` turns the default policy into `copy`
@@ -42,7 +42,7 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 
 #include <pybind11/pybind11.h>
 
-#include "config.h"  // again, now after Python.h: Python's version check
+#include "tensor/config.h"  // again, now after Python.h: Python's version check
 
 // The oldest pybind11 dltensor supports (README: Supported versions; CI proves it with
 // tests/test_python_versions.py).
@@ -62,24 +62,24 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 #include <utility>
 #include <vector>
 
-#include "allocation.h"
-#include "annotations.h"
-#include "array_t_members.h"
-#include "capsule_import.h"   // restore_consumed_capsule()
-#include "construction.h"
-#include "converted_arguments.h"
-#include "dtypes.h"
-#include "export.h"
-#include "handle.h"
-#include "import.h"
-#include "producer_error.h"   // an interrupt raised in a producer
-#include "refusal.h"
-#include "refusal_errors.h"
-#include "refusal_log.h"
-#include "requirements.h"
-#include "return_policy.h"
-#include "signature.h"
-#include "strides.h"
+#include "bindings/allocation.h"
+#include "tensor/annotations.h"
+#include "bindings/array_t_members.h"
+#include "core/capsule_import.h"   // restore_consumed_capsule()
+#include "bindings/construction.h"
+#include "core/converted_arguments.h"
+#include "tensor/dtypes.h"
+#include "core/export.h"
+#include "python/handle.h"
+#include "core/import.h"
+#include "python/producer_error.h"   // an interrupt raised in a producer
+#include "tensor/refusal.h"
+#include "core/refusal_errors.h"
+#include "core/refusal_log.h"
+#include "tensor/requirements.h"
+#include "core/return_policy.h"
+#include "bindings/signature.h"
+#include "tensor/strides.h"
 
 namespace PYBIND11_NAMESPACE {  // pybind11, with its visibility (hidden)
 

@@ -7,7 +7,7 @@
 #endif
 #include <Python.h>
 
-#include "../config.h"
+#include "../tensor/config.h"
 #include "framework.h"
 
 DLTENSOR_FRAMEWORK_TAG(cupy, 5, "cupy.ndarray")
@@ -20,9 +20,9 @@ inline constexpr int fw_cupy = framework_tags::cupy::value;
 
 // The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
 #if DLTENSOR_CORE_DEFINITIONS
-#include "../export.h"
-#include "../handle.h"
-#include "../py_ref.h"
+#include "../core/export.h"
+#include "../python/handle.h"
+#include "../python/py_ref.h"
 
 namespace dlt {
 

@@ -14,11 +14,11 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../config.h"
-#include "../dlpack.h"
-#include "../process_state.h"
-#include "../py_ref.h"
-#include "../requirements.h"
+#include "../tensor/config.h"
+#include "../tensor/dlpack.h"
+#include "../python/process_state.h"
+#include "../python/py_ref.h"
+#include "../tensor/requirements.h"
 
 namespace dlt {
 

@@ -10,7 +10,7 @@
 #endif
 #include <Python.h>
 
-#include "../config.h"
+#include "../tensor/config.h"
 #include "framework.h"
 
 DLTENSOR_FRAMEWORK_TAG(jax, 4, "jax.Array")
@@ -24,13 +24,13 @@ inline constexpr int fw_jax = framework_tags::jax::value;
 // The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
 #if DLTENSOR_CORE_DEFINITIONS
 #include <cstring>
-#include "../capsule_import.h"
-#include "../dlpack.h"
-#include "../export.h"
-#include "../handle.h"
-#include "../process_state.h"
-#include "../py_ref.h"
-#include "../strides.h"
+#include "../core/capsule_import.h"
+#include "../tensor/dlpack.h"
+#include "../core/export.h"
+#include "../python/handle.h"
+#include "../python/process_state.h"
+#include "../python/py_ref.h"
+#include "../tensor/strides.h"
 #include "numpy.h"
 
 namespace dlt {

@@ -11,8 +11,8 @@
 #endif
 #include <Python.h>
 
-#include "../config.h"
-#include "../dlpack.h"
+#include "../tensor/config.h"
+#include "../tensor/dlpack.h"
 #include "framework.h"
 
 DLTENSOR_FRAMEWORK_TAG(numpy, 1, "numpy.ndarray")
@@ -57,12 +57,12 @@ DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device devi
 
 // The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
 #if DLTENSOR_CORE_DEFINITIONS
-#include "../dtypes.h"
-#include "../export.h"
-#include "../handle.h"
-#include "../import_result.h"
-#include "../process_state.h"
-#include "../py_ref.h"
+#include "../tensor/dtypes.h"
+#include "../core/export.h"
+#include "../python/handle.h"
+#include "../core/import_result.h"
+#include "../python/process_state.h"
+#include "../python/py_ref.h"
 #include "numpy_arrays.h"
 #include "numpy_c_api.h"
 

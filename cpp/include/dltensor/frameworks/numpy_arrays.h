@@ -11,12 +11,12 @@
 #include <atomic>
 #include <cstdlib>
 
-#include "../config.h"
-#include "../dlpack.h"
-#include "../dtypes.h"
-#include "../process_state.h"
-#include "../py_ref.h"
-#include "../requirements.h"
+#include "../tensor/config.h"
+#include "../tensor/dlpack.h"
+#include "../tensor/dtypes.h"
+#include "../python/process_state.h"
+#include "../python/py_ref.h"
+#include "../tensor/requirements.h"
 
 namespace dlt {
 

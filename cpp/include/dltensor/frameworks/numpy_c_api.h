@@ -13,9 +13,9 @@
 #include <atomic>
 #include <new>
 
-#include "../config.h"
-#include "../dlpack.h"
-#include "../strides.h"
+#include "../tensor/config.h"
+#include "../tensor/dlpack.h"
+#include "../tensor/strides.h"
 #include "numpy_arrays.h"
 
 namespace dlt {

@@ -13,7 +13,7 @@
 #endif
 #include <Python.h>
 
-#include "../config.h"
+#include "../tensor/config.h"
 #include "framework.h"
 
 DLTENSOR_FRAMEWORK_TAG(paddle, 9, "paddle.Tensor")
@@ -26,15 +26,15 @@ inline constexpr int fw_paddle = framework_tags::paddle::value;
 
 // The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
 #if DLTENSOR_CORE_DEFINITIONS
-#include "../capsule_import.h"
-#include "../dlpack.h"
-#include "../exchange.h"
-#include "../export.h"
-#include "../handle.h"
-#include "../import_result.h"
-#include "../process_state.h"
-#include "../py_ref.h"
-#include "../strides.h"
+#include "../core/capsule_import.h"
+#include "../tensor/dlpack.h"
+#include "../core/exchange.h"
+#include "../core/export.h"
+#include "../python/handle.h"
+#include "../core/import_result.h"
+#include "../python/process_state.h"
+#include "../python/py_ref.h"
+#include "../tensor/strides.h"
 #include "numpy.h"
 #include "paddle_views.h"
 

@@ -20,8 +20,8 @@
 #include <cstdint>
 #include <new>
 
-#include "../dlpack.h"
-#include "../interpreter.h"
+#include "../tensor/dlpack.h"
+#include "../python/interpreter.h"
 
 namespace dlt {
 namespace frameworks {

@@ -13,8 +13,8 @@
 
 #include <atomic>
 
-#include "../config.h"
-#include "../dlpack.h"
+#include "../tensor/config.h"
+#include "../tensor/dlpack.h"
 #include "framework.h"
 
 DLTENSOR_FRAMEWORK_TAG(pytorch, 2, "torch.Tensor")
@@ -35,15 +35,15 @@ DLTENSOR_CORE const dlpack::ExchangeAPI *torch_exchange_api() noexcept;
 // The rest only the core compiles (config.h: DLTENSOR_CORE); a module's own sources see the tag.
 #if DLTENSOR_CORE_DEFINITIONS
 #include <cstring>
-#include "../capsule_import.h"
-#include "../dtypes.h"
-#include "../exchange.h"
-#include "../export.h"
-#include "../handle.h"
-#include "../import_result.h"
-#include "../process_state.h"
-#include "../py_ref.h"
-#include "../strides.h"
+#include "../core/capsule_import.h"
+#include "../tensor/dtypes.h"
+#include "../core/exchange.h"
+#include "../core/export.h"
+#include "../python/handle.h"
+#include "../core/import_result.h"
+#include "../python/process_state.h"
+#include "../python/py_ref.h"
+#include "../tensor/strides.h"
 #include "pytorch_checks.h"
 
 namespace dlt {

@@ -11,13 +11,13 @@
 #include <atomic>
 #include <new>
 
-#include "../config.h"
-#include "../dlpack.h"
-#include "../exchange.h"
-#include "../process_state.h"
-#include "../py_ref.h"
-#include "../refusal.h"
-#include "../requirements.h"
+#include "../tensor/config.h"
+#include "../tensor/dlpack.h"
+#include "../core/exchange.h"
+#include "../python/process_state.h"
+#include "../python/py_ref.h"
+#include "../tensor/refusal.h"
+#include "../tensor/requirements.h"
 #include "pytorch_key_set.h"
 
 namespace dlt {

@@ -23,9 +23,9 @@
 #include <malloc/malloc.h>  // malloc_size
 #endif
 
-#include "../config.h"
-#include "../dlpack.h"
-#include "../process_state.h"
+#include "../tensor/config.h"
+#include "../tensor/dlpack.h"
+#include "../python/process_state.h"
 
 namespace dlt {
 

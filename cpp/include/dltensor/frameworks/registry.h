@@ -7,9 +7,9 @@
 #include <initializer_list>
 #include <type_traits>
 
-#include "../config.h"
-#include "../export.h"
-#include "../handle.h"
+#include "../tensor/config.h"
+#include "../core/export.h"
+#include "../python/handle.h"
 #include "framework.h"
 
 #include "cupy.h"

@@ -11,7 +11,7 @@
 #endif
 #include <Python.h>
 
-#include "../config.h"
+#include "../tensor/config.h"
 #include "framework.h"
 
 DLTENSOR_FRAMEWORK_TAG(tensorflow, 3, "tensorflow.Tensor")
@@ -26,13 +26,13 @@ inline constexpr int fw_tensorflow = framework_tags::tensorflow::value;
 #if DLTENSOR_CORE_DEFINITIONS
 #include <cstdint>
 #include <cstring>
-#include "../capsule_import.h"
-#include "../dlpack.h"
-#include "../dtypes.h"
-#include "../export.h"
-#include "../handle.h"
-#include "../py_ref.h"
-#include "../strides.h"
+#include "../core/capsule_import.h"
+#include "../tensor/dlpack.h"
+#include "../tensor/dtypes.h"
+#include "../core/export.h"
+#include "../python/handle.h"
+#include "../python/py_ref.h"
+#include "../tensor/strides.h"
 #include "numpy.h"
 
 namespace dlt {

@@ -1,0 +1,80 @@
+// dltensor/core/converted_arguments.h: the arguments of this thread's calls in progress whose tensor is not
+// the caller's object's memory (a converted copy, or a raw capsule's tensor, which the capsule no longer
+// owns once consumed). A backend whose `reference_internal` parent is the first argument (pybind11's,
+// also for functions) keeps such a tensor's owner with the view as well: the parent keeps nothing of it
+// alive.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include "../tensor/config.h"
+
+namespace dlt {
+
+/// One argument of a call in progress: the caller's object and the owner of the tensor bound instead. The
+/// backend's argument caster holds it, so it lives exactly as long as the call's arguments (on pybind11,
+/// until after the return's cast): no allocation.
+struct converted_argument {
+    PyObject *argument = nullptr;        ///< the caller's object (borrowed: the call holds it)
+    PyObject *owner = nullptr;           ///< keeps the tensor bound for `argument` alive (a reference)
+    converted_argument *next = nullptr;  ///< the one remembered before it on this thread
+};
+
+namespace detail {
+/// The newest converted argument remembered on the calling thread.
+DLTENSOR_CORE converted_argument *&converted_arguments() noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    static thread_local converted_argument *newest = nullptr;
+    return newest;
+}
+#else
+;
+#endif
+} // namespace detail
+
+/// Remembers in `a`, for the calling thread, that `argument` was bound as the tensor `owner` keeps alive,
+/// holding a reference to `owner` until forget_converted_argument(a).
+inline void remember_converted_argument(converted_argument &a, PyObject *argument, PyObject *owner) noexcept {
+    Py_INCREF(owner);
+    a.argument = argument;
+    a.owner = owner;
+    a.next = detail::converted_arguments();
+    detail::converted_arguments() = &a;
+}
+
+/// Forgets `a` (wherever it is in the thread's list; nothing when it remembers nothing) and releases its
+/// owner.
+inline void forget_converted_argument(converted_argument &a) noexcept {
+    if (!a.owner) return;
+    for (converted_argument **p = &detail::converted_arguments(); *p; p = &(*p)->next)
+        if (*p == &a) { *p = a.next; break; }
+    Py_CLEAR(a.owner);
+}
+
+/// Moves what `from` remembers into `to` (a caster returned by value), keeping its place in the list.
+inline void move_converted_argument(converted_argument &to, converted_argument &from) noexcept {
+    to = from;
+    from.owner = nullptr;
+    if (!to.owner) return;
+    for (converted_argument **p = &detail::converted_arguments(); *p; p = &(*p)->next)
+        if (*p == &from) { *p = &to; break; }
+}
+
+/// The owner of the tensor bound last for `argument` by a call in progress on this thread (borrowed), or
+/// NULL when `argument` was bound as itself (or by no call in progress).
+DLTENSOR_CORE PyObject *converted_owner_of(PyObject *argument) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    for (converted_argument *a = detail::converted_arguments(); a; a = a->next)
+        if (a->argument == argument) return a->owner;
+    return nullptr;
+}
+#else
+;
+#endif
+
+} // namespace dlt

@@ -1,0 +1,198 @@
+// dltensor/core/refusal_log.h: the arguments a binding refused on this thread, kept for Python to read.
+//
+// A backend's caster calls `log_refusal()` when it refuses an argument (never on success): the importer's
+// record (refusal.h) goes into a small per-thread ring with the object's address and the parameter's
+// signature text. The first refusal in an extension module registers a reader function in the module
+// `_dltensor_refusals` (`readers`, a list), where `dltensor.explain()` and `dltensor.refusals()` find it:
+// each extension module keeps its own records, read on the calling thread.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "../tensor/config.h"
+#include "../python/process_state.h"
+#include "../tensor/refusal.h"
+#if DLTENSOR_CORE_DEFINITIONS
+#include <chrono>  // the record's time stamp (the definitions only)
+#endif
+
+namespace dlt {
+
+/// The ring of a thread's recent refusals (oldest overwritten first).
+struct refusal_log {
+    static constexpr unsigned capacity = 32;
+    /// A slot holds a refusal once written (the `count` most recent are); until then nothing, so that the
+    /// thread-local ring is all zero bits and costs the module file no initial image (.tbss, not 14 KB of
+    /// .tdata: `refusal`'s defaults are not all zero).
+    union slot {
+        char unwritten;
+        refusal r;
+        constexpr slot() noexcept : unwritten() { }
+    };
+    slot entries[capacity];
+    static_assert(std::is_trivially_copy_assignable_v<refusal> && std::is_trivially_destructible_v<refusal>,
+                  "a slot's refusal is written by assignment and never destroyed");
+    uint64_t written = 0;  ///< refusals ever written; the next goes to slot `written % capacity`
+    unsigned count = 0;    ///< refusals held (at most capacity)
+
+    static refusal_log &of_this_thread() noexcept {
+        static thread_local refusal_log log;
+        return log;
+    }
+};
+
+namespace detail {
+
+inline const char *mismatch_name(mismatch m) noexcept {
+    switch (m) {
+        case mismatch::none: return "none";
+        case mismatch::read_only: return "read_only";
+        case mismatch::device: return "device";
+        case mismatch::shape: return "shape";
+        case mismatch::dtype: return "dtype";
+        case mismatch::order: return "order";
+        case mismatch::lazy_view: return "lazy";
+        case mismatch::misaligned: return "misaligned";
+        case mismatch::overlapping: return "overlapping";
+        case mismatch::copied: return "copied";
+        case mismatch::requires_grad: return "requires_grad";
+        case mismatch::inference: return "inference";
+        case mismatch::framework: return "framework";
+        case mismatch::invalid: return "invalid";
+    }
+    return "invalid";
+}
+
+/// `reader(clear=False)`: this thread's refusals in this module, oldest first, as dicts {"object": id,
+/// "type", "kind", "explanation", "signature", "convert", "writable", "when"} ("signature": the parameter's
+/// whole signature text, see log_refusal(); "convert": the attempt allowed conversion; "writable": the
+/// parameter is writable; "when": steady_clock nanoseconds, to order several modules' records); `clear`
+/// empties the ring after reading.
+inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nargs) noexcept {
+    const bool clear = nargs > 0 && PyObject_IsTrue(args[0]) == 1;
+    refusal_log &log = refusal_log::of_this_thread();
+    PyObject *list = PyList_New(0);
+    if (!list) return nullptr;
+    const unsigned first = (unsigned) ((log.written - log.count) % refusal_log::capacity);
+    for (unsigned k = 0; k < log.count; ++k) {
+        const refusal &r = log.entries[(first + k) % refusal_log::capacity].r;
+        std::string text;
+        try {
+            text = explain(r);
+        } catch (...) {
+            Py_DECREF(list);
+            return PyErr_NoMemory();
+        }
+        // (no "s#" format: it needs PY_SSIZE_T_CLEAN, which a binding library may include Python.h without)
+        PyObject *d = Py_BuildValue("{s:N,s:s,s:s,s:N,s:s,s:N,s:N,s:K}", "object", PyLong_FromSize_t((size_t) r.object),
+                                    "type", r.type_name, "kind", mismatch_name(r.why), "explanation",
+                                    PyUnicode_FromStringAndSize(text.data(), (Py_ssize_t) text.size()),
+                                    "signature", r.signature ? r.signature : "", "convert", PyBool_FromLong(r.convert),
+                                    "writable", PyBool_FromLong(!r.required.read_only), "when",
+                                    (unsigned long long) r.when);
+        if (!d || PyList_Append(list, d) != 0) {
+            Py_XDECREF(d);
+            Py_DECREF(list);
+            return nullptr;
+        }
+        Py_DECREF(d);
+    }
+    if (clear) log.count = 0;
+    return list;
+}
+
+/// This module's reader, in the interpreter's `_dltensor_refusals.readers` (process_state.h: once per
+/// module and interpreter). Errors are cleared: the explanation is a convenience, never a reason for a
+/// call to fail.
+struct refusal_reader {
+    bool registered = false;
+    static refusal_reader make() noexcept {
+        static PyMethodDef def = {"dltensor_refusals", (PyCFunction) (void (*)(void)) read_refusals,
+                                  METH_FASTCALL, "This thread's recent argument refusals in this extension module."};
+        PyObject *module = PyImport_AddModule("_dltensor_refusals");  // borrowed
+        PyObject *reader = module ? PyCFunction_New(&def, nullptr) : nullptr;
+        PyObject *readers = module ? PyObject_GetAttrString(module, "readers") : nullptr;
+        if (module && !readers) {
+            PyErr_Clear();
+            readers = PyList_New(0);
+            if (readers && PyObject_SetAttrString(module, "readers", readers) != 0) Py_CLEAR(readers);
+        }
+        const bool added = readers && reader && PyList_Append(readers, reader) == 0;
+        Py_XDECREF(readers);
+        Py_XDECREF(reader);
+        PyErr_Clear();
+        return {added};
+    }
+};
+
+inline void register_refusal_reader() noexcept { (void) process_state<refusal_reader>(refusal_reader::make); }
+
+} // namespace detail
+
+/// Keeps the importer's last refusal (refusal.h) for `src`, refused by a parameter whose signature text is
+/// `signature` (static storage; "...@parameter@return@..." where the backend names both, signature.h: the reader
+/// hands it to Python whole, and dltensor.explain() finds the parameter under either form, since pybind11
+/// shows a `.noconvert()` argument in its return form). Refusal path only; needs the GIL.
+DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    refusal_log &log = refusal_log::of_this_thread();
+    refusal_log::slot &slot = log.entries[log.written % refusal_log::capacity];
+    slot.r = last_refusal();  // begins the member's lifetime (a trivial assignment to a union member)
+    slot.r.object = (uintptr_t) src;
+    slot.r.signature = signature;
+    slot.r.when = (uint64_t) std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch()).count();
+    ++log.written;
+    if (log.count < refusal_log::capacity) ++log.count;
+    detail::register_refusal_reader();
+}
+#else
+;
+#endif
+
+/// The parameter's form of a signature text: "...@parameter@return@..." (signature.h) without the return's
+/// part, or the whole text when it has no such part.
+DLTENSOR_MESSAGE_PATH std::string parameter_form(const char *signature) {
+    const char *a = std::strchr(signature, '@');
+    const char *b = a ? std::strchr(a + 1, '@') : nullptr;
+    const char *c = b ? std::strchr(b + 1, '@') : nullptr;
+    if (!c) return signature;
+    return std::string(signature, a) + std::string(a + 1, b) + std::string(c + 1);
+}
+
+/// "cannot convert <type of src> to <signature>: <why>", the message of a failed in-body conversion
+/// (`py::cast<T>(obj)`) on both backends: the calling thread's last refusal of `src`, explained.
+DLTENSOR_CORE DLTENSOR_COLD std::string refusal_message(PyObject *src, const char *signature)
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    return std::string("cannot convert ") + Py_TYPE(src)->tp_name + " to " + parameter_form(signature) + ": " +
+           explain_last_refusal();
+}
+#else
+;
+#endif
+
+/// Sets refusal_message() as a Python TypeError (where nothing may throw).
+DLTENSOR_CORE DLTENSOR_COLD void set_refusal_type_error(PyObject *src, const char *signature) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    try {
+        PyErr_SetString(PyExc_TypeError, refusal_message(src, signature).c_str());
+    } catch (...) {  // no memory for the message
+        PyErr_Format(PyExc_TypeError, "cannot convert %s to a tensor parameter", Py_TYPE(src)->tp_name);
+    }
+}
+#else
+;
+#endif
+
+} // namespace dlt

@@ -1,0 +1,302 @@
+// dltensor/python/process_state.h: what dltensor keeps beyond a call, in one place: the switch, the interned
+// names, and the one way each piece of looked-up state is made (once per interpreter, from any thread, on
+// free-threaded Python too) and found again. Each extension module that includes the headers has its own
+// copy of all of it (with a shared core, config.h: DLTENSOR_CORE_SHARED, the library's state and the
+// DLTENSOR_PROCESS_WIDE pieces are one copy for all of its modules). Python objects are never shared between interpreters: the main interpreter's state
+// lives for the process, a sub-interpreter's in that interpreter, released with it.
+//
+// Every piece of state, and where its type lives:
+//   fast_paths_enabled()      the fast-path switch (C only: one per process)                (this file)
+//   py_names                  interned names and constant arguments                     (this file)
+//   each framework's entry points and switches                                          (frameworks/<name>*.h)
+//   the `dltensor.Tensor` type                                                          (export.h)
+//   the per-type producer cache: a mutable table, locked on free-threaded builds        (producer.h)
+//   this module's reader of refusals, registered once                                   (refusal_log.h)
+// Per thread, not per interpreter: the refusal record and log (refusal.h, refusal_log.h).
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <new>
+#include <type_traits>
+
+#include "../tensor/dlpack.h"
+#include "interpreter.h"
+#include "../tensor/config.h"
+#include "py_ref.h"
+
+namespace dlt {
+
+/// The fast paths: the DLPack C exchange API (PyTorch), NumPy's C structures and C API, and jaxlib's
+/// entry points, for imports and exports alike. On by default; off, every tensor takes the public
+/// `__dlpack__` / `from_dlpack` routes (the tests run each case both ways and compare).
+DLTENSOR_PROCESS_WIDE std::atomic<bool> &fast_paths_enabled() noexcept
+#if DLTENSOR_PROCESS_WIDE_BODIES
+{
+    static std::atomic<bool> on{true};
+    return on;
+}
+#else
+;
+#endif
+
+/// The states of one sub-interpreter, one slot per kind of state (`T` of process_state<T>), owned by a
+/// capsule in that interpreter's dict (`PyInterpreterState_GetDict`), so that they die with it: each is
+/// released (its Python references dropped, in that interpreter) when the interpreter clears its dict.
+struct interpreter_states {
+    static constexpr unsigned capacity = 32;
+    struct slot {
+        std::atomic<void *> value{nullptr};  ///< published once (compare-exchange: free-threaded builds)
+        using destroyer = void (*)(void *) noexcept;
+        std::atomic<destroyer> destroy{nullptr};  ///< set before `value` is published
+    };
+    int64_t id = 0;
+    slot slots[capacity];
+};
+
+namespace detail {
+inline constexpr const char *interpreter_states_name = "dltensor.interpreter_states";
+
+/// The slot of the kind of state `key` (state_key<T>()), numbered at its first request: one number per
+/// kind, also across the modules of a shared core (DLTENSOR_PROCESS_WIDE), whose sources and core library
+/// each ask for their kinds. `interpreter_states::capacity` when all slots are taken (no slot:
+/// make_interpreter_state() then answers the empty state).
+DLTENSOR_PROCESS_WIDE unsigned new_state_index(uint64_t key) noexcept
+#if DLTENSOR_PROCESS_WIDE_BODIES
+{
+    static std::atomic<uint64_t> keys[interpreter_states::capacity] = {};
+    for (unsigned i = 0; i < interpreter_states::capacity; ++i) {
+        uint64_t k = keys[i].load(std::memory_order_acquire);
+        if (k == 0) {
+            uint64_t expected = 0;
+            if (keys[i].compare_exchange_strong(expected, key, std::memory_order_acq_rel)) return i;
+            k = expected;  // taken meanwhile by another module's kind (or the same kind)
+        }
+        if (k == key) return i;
+    }
+    return interpreter_states::capacity;
+}
+#else
+;
+#endif
+/// The kind of state `T` as a number (a hash of its name, computed by the compiler: no text in the
+/// module), the same in every module built by the same compiler; never 0 (a free slot).
+template <typename T> constexpr uint64_t state_key() noexcept {
+#if defined(_MSC_VER)
+    const char *name = __FUNCSIG__;
+#else
+    const char *name = __PRETTY_FUNCTION__;
+#endif
+    uint64_t h = 14695981039346656037ull;  // FNV-1a
+    for (; *name; ++name) h = (h ^ static_cast<unsigned char>(*name)) * 1099511628211ull;
+    return h ? h : 1;
+}
+/// Each kind of state's slot in interpreter_states, numbered when the module loads.
+template <typename T> struct state_index {
+    static inline const unsigned value = new_state_index(std::integral_constant<uint64_t, state_key<T>()>::value);
+};
+
+/// The last sub-interpreter this thread asked for, by ID (IDs are never reused; a thread that tears an
+/// interpreter down forgets it first).
+struct cached_states {
+    int64_t id = -1;
+    interpreter_states *states = nullptr;
+};
+inline cached_states &states_cache() noexcept {
+    static thread_local cached_states c;
+    return c;
+}
+
+inline void free_interpreter_states(PyObject *capsule) noexcept {
+    auto *s = static_cast<interpreter_states *>(PyCapsule_GetPointer(capsule, interpreter_states_name));
+    if (!s) { PyErr_Clear(); return; }
+    cached_states &c = states_cache();
+    if (c.states == s) c = cached_states{};
+    for (unsigned i = interpreter_states::capacity; i-- > 0;)
+        if (void *v = s->slots[i].value.load(std::memory_order_acquire)) s->slots[i].destroy.load()(v);
+    delete s;
+    sub_interpreters_in_use().fetch_sub(1, std::memory_order_acq_rel);
+}
+
+/// The calling sub-interpreter's states, made at its first call (the interpreter then counts in
+/// sub_interpreters_in_use until it clears its dict); NULL when they cannot be made (out of memory).
+/// Needs the interpreter's GIL; raises nothing.
+DLTENSOR_COLD
+DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *interp) noexcept
+#if DLTENSOR_CORE_DEFINITIONS
+{
+    const int64_t id = PyInterpreterState_GetID(interp);
+    cached_states &c = states_cache();
+    if (c.id == id) return c.states;
+    PyObject *dict = PyInterpreterState_GetDict(interp);  // borrowed
+    // The key names this copy of dltensor's core: every module (or shared core) keeps its own states.
+    PyObject *key = dict ? PyUnicode_FromFormat("%s.%p", interpreter_states_name, (void *) &sub_interpreters_in_use())
+                         : nullptr;
+    PyObject *capsule = key ? PyDict_GetItemWithError(dict, key) : nullptr;  // borrowed
+    interpreter_states *s = nullptr;
+    if (capsule) {
+        s = static_cast<interpreter_states *>(PyCapsule_GetPointer(capsule, interpreter_states_name));
+    } else if (key && !PyErr_Occurred()) {
+        s = new (std::nothrow) interpreter_states();
+        PyObject *fresh = s ? PyCapsule_New(s, interpreter_states_name, free_interpreter_states) : nullptr;
+        if (!fresh) {
+            delete s;
+            s = nullptr;
+        } else {
+            s->id = id;
+            sub_interpreters_in_use().fetch_add(1, std::memory_order_acq_rel);  // undone by the capsule's end
+            PyObject *kept = PyDict_SetDefault(dict, key, fresh);             // borrowed: the first one set
+            s = kept ? static_cast<interpreter_states *>(PyCapsule_GetPointer(kept, interpreter_states_name))
+                     : nullptr;
+            Py_DECREF(fresh);  // the dict's now, or freed (and uncounted) when another thread's came first
+        }
+    }
+    Py_XDECREF(key);
+    PyErr_Clear();
+    if (s) c = cached_states{id, s};
+    return s;
+}
+#else
+;
+#endif
+
+} // namespace detail
+
+/// Every entry from Python into dltensor (an argument, a return, an allocation) calls this first. In the
+/// main interpreter: one call and two loads, nothing else. In a sub-interpreter it makes that
+/// interpreter's states (once), so that every process_state() there, now and later, reads its own
+/// (docs/reference.md §14). False only when they cannot be made (out of memory): the entry fails then.
+DLTENSOR_HOT_INLINE bool enter_interpreter() noexcept {
+    PyInterpreterState *sub = detail::running_sub_interpreter();
+    return !sub || detail::sub_interpreter_states(sub) != nullptr;
+}
+
+/// enter_interpreter() behind a call: for entries where its inlined code costs more than the call (in
+/// pybind11's constructors with an owner it stopped the optimizer from inlining tensor_handle::create(),
+/// +80 instructions a return).
+DLTENSOR_NOINLINE inline bool enter_interpreter_out_of_line() noexcept {
+    return enter_interpreter();
+}
+
+/// What an entry says when enter_interpreter() fails.
+inline constexpr const char *sub_interpreter_message =
+    "dltensor: this sub-interpreter's state could not be made (out of memory)";
+
+namespace detail {
+template <typename T> struct process_slot {
+    static std::atomic<const T *> value;
+};
+// Defined outside the class: nvcc's front end rejects an inline static atomic member of a class template.
+template <typename T> std::atomic<const T *> process_slot<T>::value{nullptr};
+
+/// Calls `t.release()` where `T` has one: drops the Python references a state holds.
+template <typename T> auto release_state(T &t, int) noexcept -> decltype(t.release(), void()) { t.release(); }
+template <typename T> void release_state(T &, long) noexcept { }
+
+/// A sub-interpreter's `T`, made by `make()` at its first use there (as in make_process_state).
+template <typename T, typename Make>
+DLTENSOR_COLD
+const T &make_interpreter_state(PyInterpreterState *interp, Make &make) noexcept {
+    static const T none{};
+    interpreter_states *s = sub_interpreter_states(interp);
+    const unsigned i = state_index<T>::value;
+    if (!s || i >= interpreter_states::capacity) return none;
+    interpreter_states::slot &slot = s->slots[i];
+    if (void *v = slot.value.load(std::memory_order_acquire)) return *static_cast<const T *>(v);
+    T *fresh = new (std::nothrow) T(make());
+    if (!fresh) return none;
+    slot.destroy.store([](void *p) noexcept {  // one function per T: a racing thread stores the same
+        T *t = static_cast<T *>(p);
+        release_state(*t, 0);
+        delete t;
+    });
+    void *expected = nullptr;
+    if (slot.value.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel, std::memory_order_acquire))
+        return *fresh;
+    release_state(*fresh, 0);  // made meanwhile by another thread, or by a re-entrant make()
+    delete fresh;
+    return *static_cast<const T *>(expected);
+}
+
+/// process_state()'s first call, and every call while a sub-interpreter uses dltensor: out of line, so
+/// that every caller inlines only the loads.
+template <typename T, typename Make>
+DLTENSOR_COLD
+const T &make_process_state(Make &make) noexcept {
+    if (PyInterpreterState *sub = running_sub_interpreter()) return make_interpreter_state<T>(sub, make);
+    if (const T *v = process_slot<T>::value.load(std::memory_order_acquire)) return *v;
+    T *fresh = new (std::nothrow) T(make());
+    if (!fresh) {
+        static const T none{};
+        return none;
+    }
+    const T *expected = nullptr;
+    if (process_slot<T>::value.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
+                                                      std::memory_order_acquire))
+        return *fresh;
+    release_state(*fresh, 0);
+    delete fresh;
+    return *expected;
+}
+} // namespace detail
+
+/// The interpreter's one `T`, made by `make()` (which returns a `T`) at its first call there. In the main
+/// interpreter it lives for the process and is then read with two atomic loads (one says that no
+/// sub-interpreter uses dltensor); in a sub-interpreter it lives in that interpreter's states (above), is
+/// released with them, and is looked up per call (a thread-local cache, a slot). No lock is held while
+/// `make()` runs, so it may import modules, run Python, release the GIL or re-enter dltensor without
+/// deadlocking (a C++ function-local static would hold its guard across all that): two threads that call
+/// first may both make a `T`; the first one published is kept and the other released. When memory runs
+/// out, a default `T` (no state: every shortcut off) is returned and the next call tries again. `T` may
+/// have `void release() noexcept`, which drops the Python references it holds.
+///
+/// In a sub-interpreter, only after enter_interpreter() (which every entry from Python calls first).
+template <typename T, typename Make> DLTENSOR_HOT_INLINE const T &process_state(Make &&make) noexcept {
+    if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed) == 0)
+        if (const T *v = detail::process_slot<T>::value.load(std::memory_order_acquire)) return *v;
+    return detail::make_process_state<T>(make);
+}
+
+/// Interned names and constant arguments of the import paths.
+struct py_names {
+    PyObject *dlpack_method = nullptr;        ///< "__dlpack__"
+    PyObject *max_version_kwnames = nullptr;  ///< ("max_version",), interned: parsers match by identity first
+    PyObject *max_version = nullptr;          ///< (major, minor) of the DLPack dltensor speaks
+    PyObject *array_namespace = nullptr;      ///< "__array_namespace__"
+    PyObject *order_kwnames = nullptr;        ///< ("order",)
+    PyObject *exchange_api = nullptr;         ///< "__dlpack_c_exchange_api__"
+
+    bool ok() const noexcept {
+        return dlpack_method && max_version_kwnames && max_version && array_namespace && order_kwnames &&
+               exchange_api;
+    }
+    void release() noexcept {
+        for (PyObject **o : {&dlpack_method, &max_version_kwnames, &max_version, &array_namespace, &order_kwnames,
+                             &exchange_api})
+            Py_CLEAR(*o);
+    }
+    /// Made once (process_state); raises nothing: a name that could not be made stays NULL.
+    static const py_names &get() noexcept {
+        return process_state<py_names>([] {
+            py_names n;
+            n.dlpack_method = PyUnicode_InternFromString("__dlpack__");
+            n.max_version_kwnames = Py_BuildValue("(N)", PyUnicode_InternFromString("max_version"));
+            n.max_version = Py_BuildValue("(II)", dlpack::major_version, dlpack::minor_version);
+            n.array_namespace = PyUnicode_InternFromString("__array_namespace__");
+            n.order_kwnames = Py_BuildValue("(N)", PyUnicode_InternFromString("order"));
+            n.exchange_api = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
+            PyErr_Clear();
+            return n;
+        });
+    }
+};
+
+} // namespace dlt

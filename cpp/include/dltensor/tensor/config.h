@@ -1,0 +1,157 @@
+// dltensor/tensor/config.h: the compiler attributes, builtins and version checks the headers share, in one
+// place. Needs nothing, not even Python (strides.h uses it). Every header includes it before code of its
+// own, and the entry headers (nanobind.h, pybind11.h) before anything else, so that the C++ standard check
+// below is the first error of a build set to an older standard. The Python check at the end applies once
+// Python.h has come (each inclusion looks again until then).
+#ifndef DLTENSOR_CONFIG_H
+#define DLTENSOR_CONFIG_H
+
+// C++17 (MSVC reports its standard in _MSVC_LANG; __cplusplus stays 199711L without /Zc:__cplusplus).
+#if defined(_MSVC_LANG) ? _MSVC_LANG < 201703L : __cplusplus < 201703L
+#  error "dltensor needs C++17 or newer, and this file is compiled for an older C++ standard: compile with -std=c++17 (MSVC: /std:c++17); in CMake, target_compile_features(<target> PRIVATE cxx_std_17) or set(CMAKE_CXX_STANDARD 17)"
+#endif
+
+// CPython's limited API (nanobind_add_module's STABLE_ABI defines Py_LIMITED_API): dltensor reads objects'
+// fields and calls what the limited API leaves out, so a build with it stops here, not at dozens of errors.
+#if defined(Py_LIMITED_API)
+#  error "dltensor needs CPython's full C API, and this file is compiled with Py_LIMITED_API (nanobind_add_module's STABLE_ABI): leave STABLE_ABI out and build one wheel per Python version (docs/reference.md §1: Supported builds)"
+#endif
+
+#include <cstdint>
+
+/// For the few functions of the argument hot path that must not cost a call (the compiler left py_ref's
+/// members out of line in the caster, at 10-20 instructions an argument).
+#if defined(__GNUC__)
+#define DLTENSOR_HOT_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define DLTENSOR_HOT_INLINE __forceinline
+#else
+#define DLTENSOR_HOT_INLINE inline
+#endif
+
+/// A function kept out of line (its callers' code stays small).
+#if defined(__GNUC__)
+#define DLTENSOR_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define DLTENSOR_NOINLINE __declspec(noinline)
+#else
+#define DLTENSOR_NOINLINE
+#endif
+
+/// Makes the pointer variable `p` one opaque value for the optimizer. A kernel inlined beside `data()` then
+/// keeps one register per tensor, not the base and the byte offset apart, which spilled inside a loop
+/// (bench/kernel.py: 12.8% more instructions under GCC with link-time optimization).
+#if defined(__GNUC__)
+#define DLTENSOR_ONE_VALUE(p) __asm__("" : "+r"(p))
+#else
+#define DLTENSOR_ONE_VALUE(p) ((void) 0)
+#endif
+
+/// Code that runs once or on failure (first-call set-up, refusals): out of line and laid out apart, so
+/// that the accepting path stays small.
+#if defined(__GNUC__)
+#define DLTENSOR_COLD __attribute__((noinline, cold))
+#else
+#define DLTENSOR_COLD DLTENSOR_NOINLINE
+#endif
+
+/// The refusal paths (conversions, lists): an inline function that is DLTENSOR_COLD.
+#define DLTENSOR_REFUSAL_PATH inline DLTENSOR_COLD
+/// Building a message (a refusal's explanation, an error's text): an inline function that is DLTENSOR_COLD
+/// (GCC optimizes it for size and keeps it out of the hot code).
+#define DLTENSOR_MESSAGE_PATH inline DLTENSOR_COLD
+
+/// The build mode (docs/architecture.md, "The core, compiled once"): `DLTENSOR_CORE` marks the core's entry
+/// points, and `DLTENSOR_CORE_DEFINITIONS` says whether this translation unit compiles their bodies.
+/// Header-only (the default): every unit does. `DLTENSOR_CORE_LIBRARY` (the CMake target): none does, the
+/// library `dltensor_core` has them. `DLTENSOR_CORE_LIBRARY_BUILD` (core.cpp): the library itself.
+/// `DLTENSOR_CORE_SHARED` (CMake's `DLTENSOR_SHARED_CORE`): the library is shared and exports them.
+#if defined(DLTENSOR_CORE_SHARED)
+#if !defined(DLTENSOR_CORE_LIBRARY) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)
+#error "DLTENSOR_CORE_SHARED needs DLTENSOR_CORE_LIBRARY (the CMake target dltensor::dltensor sets both)"
+#endif
+#if defined(__GNUC__)
+#define DLTENSOR_CORE_VISIBILITY __attribute__((visibility("default")))
+#else
+#error "dltensor's shared core library needs GCC or Clang; elsewhere (MSVC) build the core as a static library"
+#endif
+#else
+#define DLTENSOR_CORE_VISIBILITY
+#endif
+
+#if defined(DLTENSOR_CORE_LIBRARY_BUILD) && defined(__GNUC__)
+// Still declared inline, so that the compiler inlines the core into itself as it did header-only, and
+// always emitted (`used`): the modules' sources call them.
+#define DLTENSOR_CORE inline __attribute__((used)) DLTENSOR_CORE_VISIBILITY
+#define DLTENSOR_CORE_DEFINITIONS 1
+#elif defined(DLTENSOR_CORE_LIBRARY_BUILD)
+#define DLTENSOR_CORE
+#define DLTENSOR_CORE_DEFINITIONS 1
+#elif defined(DLTENSOR_CORE_LIBRARY)
+#define DLTENSOR_CORE DLTENSOR_CORE_VISIBILITY
+#define DLTENSOR_CORE_DEFINITIONS 0
+#else
+#define DLTENSOR_CORE inline
+#define DLTENSOR_CORE_DEFINITIONS 1
+#endif
+
+/// State that both a module's own inline code and the core use: the count of sub-interpreters holding
+/// state, the numbering of the state slots, the calling thread's last refusal and kept producer error,
+/// and the fast-path switch. An ordinary inline function (one copy per module, shared by its sources and
+/// its static core) in every mode but one: the modules of a shared core call the shared library's copy, so
+/// that what the core writes is what the module reads. Written like an entry point:
+/// `DLTENSOR_PROCESS_WIDE <signature>` then `#if DLTENSOR_PROCESS_WIDE_BODIES { body } #else ; #endif`.
+#if defined(DLTENSOR_CORE_SHARED) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)
+#define DLTENSOR_PROCESS_WIDE DLTENSOR_CORE_VISIBILITY
+#define DLTENSOR_PROCESS_WIDE_BODIES 0
+#elif defined(DLTENSOR_CORE_SHARED)
+#define DLTENSOR_PROCESS_WIDE inline __attribute__((used)) DLTENSOR_CORE_VISIBILITY
+#define DLTENSOR_PROCESS_WIDE_BODIES 1
+#else
+#define DLTENSOR_PROCESS_WIDE inline
+#define DLTENSOR_PROCESS_WIDE_BODIES 1
+#endif
+
+/// A number as text, for the version checks' messages.
+#define DLTENSOR_VERSION_STR_(x) #x
+#define DLTENSOR_VERSION_STR(x) DLTENSOR_VERSION_STR_(x)
+
+namespace dlt {
+
+/// `*out = a * b`; true when that overflows int64_t.
+inline bool multiply_overflows(int64_t a, int64_t b, int64_t *out) noexcept {
+#if defined(__GNUC__)
+    return __builtin_mul_overflow(a, b, out);
+#else
+    if (a != 0 && (b > INT64_MAX / (a < 0 ? -a : a) || b < -(INT64_MAX / (a < 0 ? -a : a)))) return true;
+    *out = a * b;
+    return false;
+#endif
+}
+
+/// The number of trailing zero bits of `x` (not 0).
+inline int trailing_zeros(unsigned long long x) noexcept {
+#if defined(__GNUC__)
+    return __builtin_ctzll(x);
+#else
+    int n = 0;
+    while (!(x & 1)) { x >>= 1; ++n; }
+    return n;
+#endif
+}
+
+} // namespace dlt
+
+#endif // DLTENSOR_CONFIG_H
+
+// The oldest Python dltensor supports (README: Supported versions; CI proves it with
+// tests/test_python_versions.py), checked by the first inclusion after Python.h: outside the include guard,
+// since the entry headers include this file before their binding library brings Python.h. Each backend
+// checks its binding library's version itself.
+#if defined(PY_VERSION_HEX) && !defined(DLTENSOR_PYTHON_VERSION_CHECKED)
+#define DLTENSOR_PYTHON_VERSION_CHECKED
+#if PY_VERSION_HEX < 0x03090000
+#  pragma message("dltensor: found Python " PY_VERSION)
+#  error "dltensor needs Python >= 3.9 (found an older Python, named above)"
+#endif
+#endif
