@@ -749,7 +749,8 @@ nanobind link an LTO link of the whole core). (3) No `<complex>` and no `<iterat
 refusal ring is zero bits (`.tbss`). (5) Message builders are cold (`DLTENSOR_MESSAGE_PATH`). (6) This
 round: a binding source built against the core library no longer parses what only the core calls: the
 import routes (import.h) and each framework's file past its tag, number and public switches sit under
-`#if DLTENSOR_CORE_DEFINITIONS` (preprocessed source 37,657 -> 36,042 lines; nb::ndarray's 31,678);
+`#if DLTENSOR_CORE_DEFINITIONS` (since moved into `-inl.h` files, which such a source does not include)
+(preprocessed source 37,657 -> 36,042 lines; nb::ndarray's 31,678);
 the nanobind caster's None check, import call and refusal are one non-template function for all
 annotation sets (`dltensor_import`), so each annotation set compiles only its value's construction
 (40 functions: about -0.25 s); the in-body conversion's TypeError text is built in the core

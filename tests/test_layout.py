@@ -43,14 +43,15 @@ def code(path: Path) -> str:
 
 
 def places(stem: str) -> set:
-    """The places whose code names the framework: its own files as one, every other header by path."""
+    """The places whose code names the framework: its own files as one, every other header by path (with
+    its bodies, `<name>-inl.h`)."""
     found = set()
     for h in sorted(HEADERS.rglob("*.h")):
         rel = h.relative_to(HEADERS).as_posix()
         if not re.search(NAMES[stem], code(h), re.I):
             continue
         own = h.parent == FRAMEWORKS and h.stem.startswith(stem)
-        found.add("<own files>" if own else rel)
+        found.add("<own files>" if own else rel.replace("-inl.h", ".h"))  # a header and its bodies: one place
     return found
 
 
@@ -75,7 +76,7 @@ def test_numpy_is_named_only_where_it_works_for_the_others():
 
 def test_the_registry_lists_every_framework_once():
     """One list (DLTENSOR_FRAMEWORKS), from which the table of records and the stub type names are made."""
-    registry = code(FRAMEWORKS / "registry.h")
+    registry = code(FRAMEWORKS / "registry.h") + code(FRAMEWORKS / "registry-inl.h")
     listed = re.findall(r"X\((\w+)\)", re.search(r"#define DLTENSOR_FRAMEWORKS\(X\)(.*)", registry).group(1))
     table = re.search(r"framework_table frameworks = \{(.*?)\};", registry, re.S).group(1)
     assert table.strip() == "DLTENSOR_FRAMEWORKS(DLTENSOR_FRAMEWORK_RECORD_OF)", table
@@ -143,6 +144,31 @@ def test_the_tensor_layer_needs_no_python():
         assert "<Python.h>" not in h.read_text(), h.name
         no_strings = re.sub(r'"(?:[^"\\]|\\.)*"', '""', re.sub(r"^#.*$", "", code(h), flags=re.M))
         assert not re.search(r"\bPy[A-Z_]\w*", no_strings), h.name
+
+
+BODY_LISTS = {"core/core-inl.h": "DLTENSOR_CORE_DEFINITIONS", "python/process_wide-inl.h": "DLTENSOR_PROCESS_WIDE_BODIES"}
+
+
+def test_bodies_are_compiled_only_where_the_build_mode_says():
+    """One switch (config.h): the bodies of the core's entry points sit in `<name>-inl.h` beside their
+    header, all listed in core/core-inl.h (the process-wide state's in python/process_wide-inl.h), which
+    src/core.cpp includes, and the entry headers include under the build mode's macro. No other header
+    asks the build mode, and only bodies include bodies."""
+    bodies = {h.relative_to(HEADERS).as_posix() for h in HEADERS.rglob("*-inl.h")} - set(BODY_LISTS)
+    assert bodies and set(includes(HEADERS / "core" / "core-inl.h")) == bodies
+    for name in ENTRY_HEADERS:
+        text = (HEADERS / name).read_text()
+        for listed, macro in BODY_LISTS.items():
+            assert f'#if {macro}\n#include "{listed}"\n#endif' in text, name
+    for h in sorted(HEADERS.rglob("*.h")):
+        rel = h.relative_to(HEADERS).as_posix()
+        if rel in ENTRY_HEADERS or rel == "tensor/config.h":
+            continue
+        assert not re.search(r"DLTENSOR_CORE_DEFINITIONS|DLTENSOR_PROCESS_WIDE_BODIES", code(h)), rel
+        if not rel.endswith("-inl.h"):
+            assert not [i for i in includes(h) if i.endswith("-inl.h")], f"{rel} includes bodies"
+    core = (HEADERS.parent.parent / "src" / "core.cpp").read_text()
+    assert re.findall(r"^#include <dltensor/(.+)>", core, re.M) == sorted(BODY_LISTS, reverse=True)
 
 
 def test_header_names_are_unique_across_the_folders():

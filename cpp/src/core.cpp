@@ -6,20 +6,5 @@
 // DLTENSOR_CORE_LIBRARY in the module's other sources.
 #define DLTENSOR_CORE_LIBRARY_BUILD 1
 
-#include <dltensor/bindings/allocation.h>
-#include <dltensor/core/buffer_import.h>
-#include <dltensor/core/capsule_import.h>
-#include <dltensor/core/conversion.h>
-#include <dltensor/core/converted_arguments.h>
-#include <dltensor/core/exchange.h>
-#include <dltensor/core/export.h>
-#include <dltensor/frameworks/registry.h>
-#include <dltensor/core/import.h>
-#include <dltensor/python/process_state.h>
-#include <dltensor/core/producer.h>
-#include <dltensor/python/producer_error.h>
-#include <dltensor/tensor/refusal.h>
-#include <dltensor/core/refusal_errors.h>
-#include <dltensor/core/refusal_log.h>
-#include <dltensor/core/return_policy.h>
-#include <dltensor/tensor/strides.h>
+#include <dltensor/python/process_wide-inl.h>
+#include <dltensor/core/core-inl.h>

@@ -8,7 +8,8 @@ stage passes, and is invalid when it does not compile.
 Prints a line per mutant and the score; records them in tests/mutation/results.json. The checkout itself
 is never modified (only results.json is written).
 
-    python tests/mutation/run.py                 every mutant (about 25 s of rebuilding each, on 2 cores)
+    python tests/mutation/run.py                 every mutant (on 2 cores, about 5 s of rebuilding for one
+                                                 in a `-inl.h` file, the core library's; 25 s elsewhere)
     python tests/mutation/run.py --only A B      mutants A and B (merged into results.json)
     python tests/mutation/run.py --stale         mutants with no result, not killed, or whose header
                                                  changed since the commit their result was recorded at

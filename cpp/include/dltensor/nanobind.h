@@ -680,3 +680,12 @@ auto dltensor<Args...>::cast(rv_policy rvp, class handle parent) const {
 }
 
 NAMESPACE_END(NB_NAMESPACE)
+
+// The bodies, where the build mode says (config.h): the core's in every unit header-only, else in the
+// library dltensor_core; the process-wide state's in every unit but a shared core's modules.
+#if DLTENSOR_PROCESS_WIDE_BODIES
+#include "python/process_wide-inl.h"
+#endif
+#if DLTENSOR_CORE_DEFINITIONS
+#include "core/core-inl.h"
+#endif

@@ -703,3 +703,12 @@ template <typename... Args> object cast(dltensor<Args...> &&t, return_value_poli
 }
 
 } // namespace pybind11
+
+// The bodies, where the build mode says (config.h): the core's in every unit header-only, else in the
+// library dltensor_core; the process-wide state's in every unit but a shared core's modules.
+#if DLTENSOR_PROCESS_WIDE_BODIES
+#include "python/process_wide-inl.h"
+#endif
+#if DLTENSOR_CORE_DEFINITIONS
+#include "core/core-inl.h"
+#endif

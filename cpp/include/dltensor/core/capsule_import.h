@@ -162,26 +162,7 @@ inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool im
 /// made) holds: the owner no longer calls the deleter, and the capsule gets back its name and its
 /// producer's destructor, as if never imported. For a backend whose loaded argument is dropped without the
 /// call going ahead (overload resolution moved on), while nothing else holds the tensor. Needs the GIL.
-DLTENSOR_CORE void restore_consumed_capsule(PyObject *capsule, PyObject *owner) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    const bool versioned = PyCapsule_IsValid(owner, owner_name_versioned);
-    if (!versioned && !PyCapsule_IsValid(owner, owner_name)) return;
-    void *context = PyCapsule_GetContext(owner);
-    PyCapsule_Destructor producer_destructor;
-    std::memcpy(&producer_destructor, &context, sizeof context);
-    const char *used = versioned ? dlpack::used_capsule_name_versioned : dlpack::used_capsule_name;
-    const char *name = PyCapsule_GetName(capsule);
-    if (!name || std::strcmp(name, used) != 0) { PyErr_Clear(); return; }
-    if (PyCapsule_SetDestructor(owner, nullptr) == 0) {
-        PyCapsule_SetName(capsule, versioned ? dlpack::capsule_name_versioned : dlpack::capsule_name);
-        PyCapsule_SetDestructor(capsule, producer_destructor);
-    }
-    PyErr_Clear();
-}
-#else
-;
-#endif
+DLTENSOR_CORE void restore_consumed_capsule(PyObject *capsule, PyObject *owner) noexcept;
 
 /// The raw capsules consumed while one container argument (`std::vector`, `std::optional`, ... of tensors)
 /// loaded, whose tensors went into the container: handed back (restore_consumed_capsule()) when the
@@ -227,15 +208,7 @@ private:
 };
 
 /// The calling thread's open list (the container argument loading), else NULL.
-DLTENSOR_CORE consumed_capsules *&open_consumed_capsules() noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    static thread_local consumed_capsules *open = nullptr;
-    return open;
-}
-#else
-;
-#endif
+DLTENSOR_CORE consumed_capsules *&open_consumed_capsules() noexcept;
 
 /// Opens `list` for one container load (the list open before, a call's further up, again after it).
 class consumed_capsules_scope {

@@ -25,15 +25,7 @@ struct converted_argument {
 
 namespace detail {
 /// The newest converted argument remembered on the calling thread.
-DLTENSOR_CORE converted_argument *&converted_arguments() noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    static thread_local converted_argument *newest = nullptr;
-    return newest;
-}
-#else
-;
-#endif
+DLTENSOR_CORE converted_argument *&converted_arguments() noexcept;
 } // namespace detail
 
 /// Remembers in `a`, for the calling thread, that `argument` was bound as the tensor `owner` keeps alive,
@@ -66,15 +58,6 @@ inline void move_converted_argument(converted_argument &to, converted_argument &
 
 /// The owner of the tensor bound last for `argument` by a call in progress on this thread (borrowed), or
 /// NULL when `argument` was bound as itself (or by no call in progress).
-DLTENSOR_CORE PyObject *converted_owner_of(PyObject *argument) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    for (converted_argument *a = detail::converted_arguments(); a; a = a->next)
-        if (a->argument == argument) return a->owner;
-    return nullptr;
-}
-#else
-;
-#endif
+DLTENSOR_CORE PyObject *converted_owner_of(PyObject *argument) noexcept;
 
 } // namespace dlt

@@ -354,22 +354,7 @@ inline exported_type_state exported_type_state::make() noexcept {
 
 /// A new `dltensor.Tensor` holding a reference to `h`, or NULL with an error set. `immutable_consumer`:
 /// only for handing to JAX or TensorFlow (see `exported_object`).
-DLTENSOR_CORE PyObject *make_exported(tensor_handle *h, bool immutable_consumer = false) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    PyTypeObject *tp = detail::exported_type();
-    if (!tp) return nullptr;
-    tensor_handle *kept = h->share();
-    if (!kept) return nullptr;
-    PyObject *self = tp->tp_alloc(tp, 0);
-    if (!self) { kept->dec_ref(); return nullptr; }
-    reinterpret_cast<detail::exported_object *>(self)->handle = kept;
-    reinterpret_cast<detail::exported_object *>(self)->immutable_consumer = immutable_consumer;
-    return self;
-}
-#else
-;
-#endif
+DLTENSOR_CORE PyObject *make_exported(tensor_handle *h, bool immutable_consumer = false) noexcept;
 
 namespace detail {
 inline constexpr char handle_capsule_name[] = "dltensor.handle";
@@ -378,18 +363,7 @@ inline void drop_handle(tensor_handle *h) noexcept { h->dec_ref(); }
 
 /// A capsule holding a reference to `h` (shared: see tensor_handle::share()), released when the capsule
 /// is freed: the base of a NumPy array over a tensor without a Python owner. NULL with an error set.
-DLTENSOR_CORE PyObject *handle_capsule(tensor_handle *h) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    tensor_handle *kept = h->share();
-    if (!kept) return nullptr;
-    PyObject *capsule = owner_capsule<tensor_handle, drop_handle, handle_capsule_name>(kept);
-    if (!capsule) kept->dec_ref();
-    return capsule;
-}
-#else
-;
-#endif
+DLTENSOR_CORE PyObject *handle_capsule(tensor_handle *h) noexcept;
 
 } // namespace detail
 
@@ -401,21 +375,7 @@ DLTENSOR_CORE PyObject *export_tensor(tensor_handle *h, int framework, bool copy
 
 namespace detail {
 /// Exports `view`, another view of the memory of `h`, kept alive by `h` (through a `dltensor.Tensor`).
-DLTENSOR_CORE PyObject *export_view_of(tensor_handle *h, const dlpack::Tensor &view, int framework, bool copy) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    PyObject *keep = make_exported(h);
-    if (!keep) return nullptr;
-    tensor_handle *v = tensor_handle::create(view, keep, h->read_only(), h->stream());
-    Py_DECREF(keep);
-    if (!v) return nullptr;
-    PyObject *out = export_tensor(v, framework, copy);
-    v->dec_ref();
-    return out;
-}
-#else
-;
-#endif
+DLTENSOR_CORE PyObject *export_view_of(tensor_handle *h, const dlpack::Tensor &view, int framework, bool copy) noexcept;
 } // namespace detail
 
 /// Does framework `f` mishandle `h` as it is (see export_adapted())? One predictable branch where `f`
@@ -429,26 +389,7 @@ namespace detail {
 /// folded into `data` where `f` ignores or refuses it, and kept alive by an owner that releases `h` after
 /// `f`'s deleter returned where that deleter is not re-entrant (deferred_release.h); else kept by the
 /// owner of `h`. New reference, or NULL with an error set.
-DLTENSOR_CORE PyObject *export_adapted(tensor_handle *h, const framework &f, bool copy) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    dlpack::Tensor view;
-    dlpack::copy_view(view, h->tensor());
-    if (f.ignores_byte_offset) {
-        view.data = static_cast<char *>(view.data) + view.byte_offset;
-        view.byte_offset = 0;
-    }
-    const py_ref owner(f.deleter_not_reentrant ? deferred_release_owner(h) : h->new_owner_reference());
-    if (f.deleter_not_reentrant && !owner) return nullptr;
-    tensor_handle *v = tensor_handle::create(view, owner.get(), h->read_only(), h->stream());
-    if (!v) return nullptr;
-    PyObject *out = f.to_python(v, copy);
-    v->dec_ref();
-    return out;
-}
-#else
-;
-#endif
+DLTENSOR_CORE PyObject *export_adapted(tensor_handle *h, const framework &f, bool copy) noexcept;
 } // namespace detail
 
 /// Hands `h` to a framework through its DLPack exchange API (`managed_tensor_to_py_object_no_sync`): its

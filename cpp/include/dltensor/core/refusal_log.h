@@ -20,9 +20,6 @@
 #include "../tensor/config.h"
 #include "../python/process_state.h"
 #include "../tensor/refusal.h"
-#if DLTENSOR_CORE_DEFINITIONS
-#include <chrono>  // the record's time stamp (the definitions only)
-#endif
 
 namespace dlt {
 
@@ -141,23 +138,7 @@ inline void register_refusal_reader() noexcept { (void) process_state<refusal_re
 /// `signature` (static storage; "...@parameter@return@..." where the backend names both, signature.h: the reader
 /// hands it to Python whole, and dltensor.explain() finds the parameter under either form, since pybind11
 /// shows a `.noconvert()` argument in its return form). Refusal path only; needs the GIL.
-DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    refusal_log &log = refusal_log::of_this_thread();
-    refusal_log::slot &slot = log.entries[log.written % refusal_log::capacity];
-    slot.r = last_refusal();  // begins the member's lifetime (a trivial assignment to a union member)
-    slot.r.object = (uintptr_t) src;
-    slot.r.signature = signature;
-    slot.r.when = (uint64_t) std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count();
-    ++log.written;
-    if (log.count < refusal_log::capacity) ++log.count;
-    detail::register_refusal_reader();
-}
-#else
-;
-#endif
+DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept;
 
 /// The parameter's form of a signature text: "...@parameter@return@..." (signature.h) without the return's
 /// part, or the whole text when it has no such part.
@@ -171,28 +152,9 @@ DLTENSOR_MESSAGE_PATH std::string parameter_form(const char *signature) {
 
 /// "cannot convert <type of src> to <signature>: <why>", the message of a failed in-body conversion
 /// (`py::cast<T>(obj)`) on both backends: the calling thread's last refusal of `src`, explained.
-DLTENSOR_CORE DLTENSOR_COLD std::string refusal_message(PyObject *src, const char *signature)
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    return std::string("cannot convert ") + Py_TYPE(src)->tp_name + " to " + parameter_form(signature) + ": " +
-           explain_last_refusal();
-}
-#else
-;
-#endif
+DLTENSOR_CORE DLTENSOR_CORE_COLD std::string refusal_message(PyObject *src, const char *signature);
 
 /// Sets refusal_message() as a Python TypeError (where nothing may throw).
-DLTENSOR_CORE DLTENSOR_COLD void set_refusal_type_error(PyObject *src, const char *signature) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    try {
-        PyErr_SetString(PyExc_TypeError, refusal_message(src, signature).c_str());
-    } catch (...) {  // no memory for the message
-        PyErr_Format(PyExc_TypeError, "cannot convert %s to a tensor parameter", Py_TYPE(src)->tp_name);
-    }
-}
-#else
-;
-#endif
+DLTENSOR_CORE DLTENSOR_CORE_COLD void set_refusal_type_error(PyObject *src, const char *signature) noexcept;
 
 } // namespace dlt

@@ -91,26 +91,7 @@ constexpr return_plan plan_return(return_policy policy, bool valid, bool owned, 
 /// owner) and `parent` alive, and `also_keep` too where not NULL (the owner of a converted argument's copy,
 /// when the parent is that argument: converted_arguments.h). New reference, or NULL with a Python error set.
 DLTENSOR_CORE PyObject *export_keeping_parent(tensor_handle *h, const return_plan &plan, PyObject *parent,
-                                              PyObject *also_keep) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    PyObject *keep = make_exported(h);
-    if (!keep) return nullptr;
-    PyObject *kept_with = also_keep ? owner_pair(parent, also_keep) : parent;
-    PyObject *pair = kept_with ? owner_pair(keep, kept_with) : nullptr;
-    Py_DECREF(keep);
-    if (also_keep) Py_XDECREF(kept_with);
-    if (!pair) return nullptr;
-    tensor_handle *view = tensor_handle::create(h->tensor(), pair, h->read_only(), h->stream());
-    Py_DECREF(pair);
-    if (!view) return nullptr;
-    PyObject *out = export_tensor(view, plan.framework, plan.copy);
-    view->dec_ref();
-    return out;
-}
-#else
-;
-#endif
+                                              PyObject *also_keep) noexcept;
 
 /// Exports `h` as `plan` says (its action is `export_`): into the plan's framework, or (`keep_parent`)
 /// export_keeping_parent(), which also keeps `also_keep` where not NULL. New reference, or NULL with a

@@ -27,26 +27,7 @@ inline constexpr int32_t numpy_max_ndim = 64;
 /// the bits as the ml_dtypes type named `name` ("bfloat16", "float8_e4m3fn", ...; what JAX hands NumPy), a
 /// view. Steals `bits_array`; a new reference, or NULL with an error set (TypeError naming ml_dtypes when it
 /// is not installed, or lacks the type).
-DLTENSOR_CORE PyObject *numpy_ml_dtypes_view(PyObject *bits_array, const char *name) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    const py_ref bits(bits_array);
-    if (!bits) return nullptr;
-    py_ref ml = import_module("ml_dtypes");
-    py_ref type = attribute(ml.get(), name);
-    if (!type) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "dltensor: NumPy has no %s dtype; returning a %s tensor as a NumPy array "
-                     "needs the ml_dtypes package (pip install ml_dtypes)%s", name, name,
-                     ml ? ", of a version that has it" : "");
-        return nullptr;
-    }
-    PyObject *args[] = {type.get()};
-    return call_method(bits.get(), "view", args, 1).release();
-}
-#else
-;
-#endif
+DLTENSOR_CORE PyObject *numpy_ml_dtypes_view(PyObject *bits_array, const char *name) noexcept;
 
 /// `numpy_ml_dtypes_view(uint16_array, "bfloat16")`.
 inline PyObject *numpy_bfloat16_view(PyObject *uint16_array) noexcept {

@@ -212,23 +212,7 @@ private:
 /// with an error set. Returns the positive-stride view of a negative-stride tensor (strides.h) as the
 /// tensor it views: PyTorch tensors cannot have negative strides, and `torch.from_dlpack` aborts the
 /// process on them.
-DLTENSOR_CORE PyObject *torch_flip(PyObject *tensor, const int64_t *dims, int32_t n) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    const py_ref t(tensor);
-    if (!t) return nullptr;
-    py_ref list(PyTuple_New(n));
-    for (int32_t i = 0; list && i < n; ++i) {
-        PyObject *d = PyLong_FromLongLong(dims[i]);
-        if (!d) { list = py_ref(); break; }
-        PyTuple_SET_ITEM(list.get(), i, d);
-    }
-    PyObject *args[] = {list.get()};
-    return list ? call_method(t.get(), "flip", args, 1).release() : nullptr;
-}
-#else
-;
-#endif
+DLTENSOR_CORE PyObject *torch_flip(PyObject *tensor, const int64_t *dims, int32_t n) noexcept;
 
 /// A copy of PyTorch tensor `src` that C++ can read: conjugate and negative views materialized (no-ops
 /// otherwise), then `.to(torch.<dtype>)` where `dtype` (a dtype name, e.g. "float32") is given,
@@ -258,47 +242,15 @@ inline py_ref torch_converted(PyObject *src, PyObject *dtype, char order, bool f
 }
 
 /// torch_exchange_api() (declared in pytorch.h).
-DLTENSOR_CORE const dlpack::ExchangeAPI *torch_exchange_api() noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    return torch_process::get().api;
-}
-#else
-;
-#endif
+DLTENSOR_CORE const dlpack::ExchangeAPI *torch_exchange_api() noexcept;
 
 /// Does PyTorch have the dtype `name` (`torch.float8_e4m3fn`, ...)? PyTorch 2.13 has float8_e4m3fn, e5m2,
 /// e4m3fnuz, e5m2fnuz and e8m0fnu, not e3m4, e4m3 or e4m3b11fnuz. False with a TypeError set saying so.
-DLTENSOR_CORE bool torch_has_dtype(const char *name) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    py_ref torch = import_module("torch");
-    py_ref dtype = attribute(torch.get(), name);
-    if (dtype) return true;
-    PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "dltensor: PyTorch has no %s dtype (no torch.%s in this version): a %s tensor "
-                 "cannot become a torch.Tensor; return it as py::numpy (ml_dtypes) or py::jax", name, name, name);
-    return false;
-}
-#else
-;
-#endif
+DLTENSOR_CORE bool torch_has_dtype(const char *name) noexcept;
 
 /// `tensor.view(torch.<name>)`: the same bits relabeled (a float8 tensor flipped as uint8, which PyTorch has
 /// no float8 flip kernel for). Steals `tensor`; a new reference, or NULL with an error set.
-DLTENSOR_CORE PyObject *torch_view_as(PyObject *tensor, const char *name) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    const py_ref t(tensor);
-    if (!t) return nullptr;
-    py_ref torch = import_module("torch");
-    py_ref dtype = attribute(torch.get(), name);
-    PyObject *args[] = {dtype.get()};
-    return dtype ? call_method(t.get(), "view", args, 1).release() : nullptr;
-}
-#else
-;
-#endif
+DLTENSOR_CORE PyObject *torch_view_as(PyObject *tensor, const char *name) noexcept;
 
 /// The negative and conjugate bits of `src`: read from its key set (pytorch_key_set.h) where `view` (its
 /// exchange-API view) is given, the read is enabled and its guard holds; else asked of `is_neg()` and, when
@@ -355,28 +307,7 @@ DLTENSOR_REFUSAL_PATH mismatch torch_lazy_view(PyObject *src, const torch_checks
 /// API's view of `src`, where the caller has one (the bits may then be read from the key set; a lazy view's
 /// dtype is read from it: torch_lazy_view()). Without a view a lazy view is `lazy`, and the caller asks.
 DLTENSOR_CORE mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r, bool check_conj,
-                               bool *requires_grad = nullptr, const dlpack::Tensor *view = nullptr) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    torch_function_disabled guard(c.overrides_torch_function);
-    bool neg, conj;
-    torch_lazy_bits(src, c, view, check_conj, neg, conj);
-    if (neg || conj) return view ? torch_lazy_view(src, c, r, view, nullptr) : mismatch::lazy_view;
-    if (r.read_only) {
-        if (requires_grad) *requires_grad = c.needs_grad(src);
-        return mismatch::none;
-    }
-    if (c.inference(src)) {
-        if (requires_grad) *requires_grad = false;  // inference tensors never require grad
-        return torch_process::get().inference_mode() ? mismatch::none : mismatch::inference;
-    }
-    const bool grad = c.needs_grad(src);
-    if (requires_grad) *requires_grad = grad;
-    return grad && torch_process::get().grad_mode() ? mismatch::requires_grad : mismatch::none;
-}
-#else
-;
-#endif
+                               bool *requires_grad = nullptr, const dlpack::Tensor *view = nullptr) noexcept;
 
 /// The public route's precheck (`__dlpack__`): torch_precheck(), and the object to export. PyTorch's
 /// `__dlpack__` refuses tensors that require grad, so for those `detached` receives `src.detach()` (a view

@@ -31,18 +31,7 @@ namespace dlt {
 
 /// torch_key_set_enabled() (declared in pytorch.h): on unless the environment variable
 /// `DLTENSOR_TORCH_KEY_SET` is `0` when first asked; tests switch it at run time.
-DLTENSOR_CORE std::atomic<bool> &torch_key_set_enabled() noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    static std::atomic<bool> on{[] {
-        const char *v = std::getenv("DLTENSOR_TORCH_KEY_SET");
-        return !(v && std::strcmp(v, "0") == 0);
-    }()};
-    return on;
-}
-#else
-;
-#endif
+DLTENSOR_CORE std::atomic<bool> &torch_key_set_enabled() noexcept;
 
 
 /// Where PyTorch keeps a tensor's dispatch key set, relative to what a consumer already holds: the Python
@@ -275,19 +264,5 @@ DLTENSOR_COLD inline torch_key_set torch_key_set::calibrate(const dlpack::Exchan
     return k;
 }
 
-#if DLTENSOR_CORE_DEFINITIONS  // declared in the class
-DLTENSOR_CORE const torch_key_set &torch_key_set::get(const dlpack::ExchangeAPI *(*api)()) noexcept {
-    static const torch_key_set unknown;
-    static std::atomic<const torch_key_set *> found{nullptr};
-    static std::atomic<bool> started{false};
-    const torch_key_set *k = found.load(std::memory_order_acquire);
-    if (k) return *k;
-    // One thread calibrates (running Python, which may switch threads); the others use the queries meanwhile.
-    if (started.exchange(true, std::memory_order_acq_rel)) return unknown;
-    const torch_key_set *fresh = new (std::nothrow) torch_key_set(calibrate(api()));
-    found.store(fresh ? fresh : &unknown, std::memory_order_release);
-    return fresh ? *fresh : unknown;
-}
-#endif
 
 } // namespace dlt

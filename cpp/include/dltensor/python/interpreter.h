@@ -30,15 +30,7 @@ namespace detail {
 /// How many sub-interpreters hold dltensor state now (each extension module counts its own, or each shared
 /// core for all of its modules; see process_state.h). While none does, every piece of state is the main interpreter's, and hot paths ask
 /// nothing more.
-DLTENSOR_PROCESS_WIDE std::atomic<int> &sub_interpreters_in_use() noexcept
-#if DLTENSOR_PROCESS_WIDE_BODIES
-{
-    static std::atomic<int> n{0};  // constant-initialized: no guard, one load per call
-    return n;
-}
-#else
-;
-#endif
+DLTENSOR_PROCESS_WIDE std::atomic<int> &sub_interpreters_in_use() noexcept;
 
 /// The main interpreter (found once).
 DLTENSOR_HOT_INLINE PyInterpreterState *main_interpreter() noexcept {

@@ -38,15 +38,7 @@ namespace dlt {
 /// The fast paths: the DLPack C exchange API (PyTorch), NumPy's C structures and C API, and jaxlib's
 /// entry points, for imports and exports alike. On by default; off, every tensor takes the public
 /// `__dlpack__` / `from_dlpack` routes (the tests run each case both ways and compare).
-DLTENSOR_PROCESS_WIDE std::atomic<bool> &fast_paths_enabled() noexcept
-#if DLTENSOR_PROCESS_WIDE_BODIES
-{
-    static std::atomic<bool> on{true};
-    return on;
-}
-#else
-;
-#endif
+DLTENSOR_PROCESS_WIDE std::atomic<bool> &fast_paths_enabled() noexcept;
 
 /// The states of one sub-interpreter, one slot per kind of state (`T` of process_state<T>), owned by a
 /// capsule in that interpreter's dict (`PyInterpreterState_GetDict`), so that they die with it: each is
@@ -69,24 +61,7 @@ inline constexpr const char *interpreter_states_name = "dltensor.interpreter_sta
 /// kind, also across the modules of a shared core (DLTENSOR_PROCESS_WIDE), whose sources and core library
 /// each ask for their kinds. `interpreter_states::capacity` when all slots are taken (no slot:
 /// make_interpreter_state() then answers the empty state).
-DLTENSOR_PROCESS_WIDE unsigned new_state_index(uint64_t key) noexcept
-#if DLTENSOR_PROCESS_WIDE_BODIES
-{
-    static std::atomic<uint64_t> keys[interpreter_states::capacity] = {};
-    for (unsigned i = 0; i < interpreter_states::capacity; ++i) {
-        uint64_t k = keys[i].load(std::memory_order_acquire);
-        if (k == 0) {
-            uint64_t expected = 0;
-            if (keys[i].compare_exchange_strong(expected, key, std::memory_order_acq_rel)) return i;
-            k = expected;  // taken meanwhile by another module's kind (or the same kind)
-        }
-        if (k == key) return i;
-    }
-    return interpreter_states::capacity;
-}
-#else
-;
-#endif
+DLTENSOR_PROCESS_WIDE unsigned new_state_index(uint64_t key) noexcept;
 /// The kind of state `T` as a number (a hash of its name, computed by the compiler: no text in the
 /// module), the same in every module built by the same compiler; never 0 (a free slot).
 template <typename T> constexpr uint64_t state_key() noexcept {
@@ -129,44 +104,8 @@ inline void free_interpreter_states(PyObject *capsule) noexcept {
 /// The calling sub-interpreter's states, made at its first call (the interpreter then counts in
 /// sub_interpreters_in_use until it clears its dict); NULL when they cannot be made (out of memory).
 /// Needs the interpreter's GIL; raises nothing.
-DLTENSOR_COLD
-DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *interp) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    const int64_t id = PyInterpreterState_GetID(interp);
-    cached_states &c = states_cache();
-    if (c.id == id) return c.states;
-    PyObject *dict = PyInterpreterState_GetDict(interp);  // borrowed
-    // The key names this copy of dltensor's core: every module (or shared core) keeps its own states.
-    PyObject *key = dict ? PyUnicode_FromFormat("%s.%p", interpreter_states_name, (void *) &sub_interpreters_in_use())
-                         : nullptr;
-    PyObject *capsule = key ? PyDict_GetItemWithError(dict, key) : nullptr;  // borrowed
-    interpreter_states *s = nullptr;
-    if (capsule) {
-        s = static_cast<interpreter_states *>(PyCapsule_GetPointer(capsule, interpreter_states_name));
-    } else if (key && !PyErr_Occurred()) {
-        s = new (std::nothrow) interpreter_states();
-        PyObject *fresh = s ? PyCapsule_New(s, interpreter_states_name, free_interpreter_states) : nullptr;
-        if (!fresh) {
-            delete s;
-            s = nullptr;
-        } else {
-            s->id = id;
-            sub_interpreters_in_use().fetch_add(1, std::memory_order_acq_rel);  // undone by the capsule's end
-            PyObject *kept = PyDict_SetDefault(dict, key, fresh);             // borrowed: the first one set
-            s = kept ? static_cast<interpreter_states *>(PyCapsule_GetPointer(kept, interpreter_states_name))
-                     : nullptr;
-            Py_DECREF(fresh);  // the dict's now, or freed (and uncounted) when another thread's came first
-        }
-    }
-    Py_XDECREF(key);
-    PyErr_Clear();
-    if (s) c = cached_states{id, s};
-    return s;
-}
-#else
-;
-#endif
+DLTENSOR_CORE_COLD
+DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *interp) noexcept;
 
 } // namespace detail
 

@@ -30,12 +30,6 @@ struct producer_error_state {
     DLTENSOR_CORE_VISIBILITY static producer_error_state &of_this_thread() noexcept;
 };
 
-#if DLTENSOR_PROCESS_WIDE_BODIES  // declared in the struct; a shared core's modules call the library's
-DLTENSOR_PROCESS_WIDE producer_error_state &producer_error_state::of_this_thread() noexcept {
-    static thread_local producer_error_state s;
-    return s;
-}
-#endif
 
 /// Must the current Python error reach the caller rather than become a refusal?
 inline bool error_must_reach_caller() noexcept {
@@ -89,18 +83,7 @@ inline void forget_producer_reason() noexcept { producer_error_state::of_this_th
 inline bool has_pending_error() noexcept { return producer_error_state::of_this_thread().type != nullptr; }
 
 /// Makes the kept exception the current Python error; false (nothing changed) when none is kept.
-DLTENSOR_CORE bool restore_pending_error() noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    producer_error_state &s = producer_error_state::of_this_thread();
-    if (!s.type) return false;
-    PyErr_Restore(s.type, s.value, s.traceback);
-    s.type = s.value = s.traceback = nullptr;
-    return true;
-}
-#else
-;
-#endif
+DLTENSOR_CORE bool restore_pending_error() noexcept;
 
 namespace detail {
 inline int raise_kept_error(void *kept) noexcept {
@@ -129,36 +112,6 @@ inline bool python_handles_sigint() noexcept {
 /// by re-arming SIGINT when a Python handler runs for it (in the main thread, as for a real interrupt), any
 /// other one, and a KeyboardInterrupt where SIGINT is ignored, as a pending call of the main thread, or,
 /// where the interpreter takes none, as an unraisable error (`sys.unraisablehook`). Leaves no error set.
-DLTENSOR_CORE void rearm_pending_error() noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    if (!restore_pending_error()) return;
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    if (PyErr_GivenExceptionMatches(type, PyExc_KeyboardInterrupt) && detail::python_handles_sigint()) {
-#if PY_VERSION_HEX >= 0x030A0000
-        const bool rearmed = PyErr_SetInterruptEx(SIGINT) == 0;
-#else
-        const bool rearmed = (PyErr_SetInterrupt(), true);
-#endif
-        if (rearmed) {
-            Py_XDECREF(type);
-            Py_XDECREF(value);
-            Py_XDECREF(traceback);
-            return;
-        }
-    }
-    auto **kept = static_cast<PyObject **>(PyMem_RawMalloc(3 * sizeof(PyObject *)));
-    if (kept) {
-        kept[0] = type, kept[1] = value, kept[2] = traceback;
-        if (Py_AddPendingCall(detail::raise_kept_error, kept) == 0) return;
-        PyMem_RawFree(kept);
-    }
-    PyErr_Restore(type, value, traceback);
-    PyErr_WriteUnraisable(nullptr);
-}
-#else
-;
-#endif
+DLTENSOR_CORE void rearm_pending_error() noexcept;
 
 } // namespace dlt

@@ -68,26 +68,9 @@ inline py_ref attribute(PyObject *obj, const char *name) noexcept {
 /// `obj.name(*args)` with optional keyword names (`kwnames`: a tuple of the last arguments' names).
 /// Empty, with the error set, on failure (also when `obj` is NULL, with no error).
 DLTENSOR_CORE py_ref call_method(PyObject *obj, const char *name, PyObject *const *args = nullptr, size_t nargs = 0,
-                          PyObject *kwnames = nullptr) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    py_ref fn = attribute(obj, name);
-    return py_ref(fn ? PyObject_Vectorcall(fn.get(), args, nargs, kwnames) : nullptr);
-}
-#else
-;
-#endif
+                          PyObject *kwnames = nullptr) noexcept;
 
 /// `module.function(arg)`. Empty, with the error set, on failure.
-DLTENSOR_CORE py_ref call_function(const char *module, const char *function, PyObject *arg) noexcept
-#if DLTENSOR_CORE_DEFINITIONS
-{
-    py_ref mod = import_module(module);
-    py_ref fn = attribute(mod.get(), function);
-    return py_ref(fn ? PyObject_CallOneArg(fn.get(), arg) : nullptr);
-}
-#else
-;
-#endif
+DLTENSOR_CORE py_ref call_function(const char *module, const char *function, PyObject *arg) noexcept;
 
 } // namespace dlt

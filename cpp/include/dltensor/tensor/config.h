@@ -62,10 +62,11 @@
 #define DLTENSOR_MESSAGE_PATH inline DLTENSOR_COLD
 
 /// The build mode (docs/architecture.md, "The core, compiled once"): `DLTENSOR_CORE` marks the core's entry
-/// points, and `DLTENSOR_CORE_DEFINITIONS` says whether this translation unit compiles their bodies.
-/// Header-only (the default): every unit does. `DLTENSOR_CORE_LIBRARY` (the CMake target): none does, the
-/// library `dltensor_core` has them. `DLTENSOR_CORE_LIBRARY_BUILD` (core.cpp): the library itself.
-/// `DLTENSOR_CORE_SHARED` (CMake's `DLTENSOR_SHARED_CORE`): the library is shared and exports them.
+/// points, whose bodies sit in `<name>-inl.h`, and `DLTENSOR_CORE_DEFINITIONS` says whether this unit
+/// compiles them (the entry headers then include core/core-inl.h). Header-only (the default): every unit
+/// does. `DLTENSOR_CORE_LIBRARY` (the CMake target): none does, the library `dltensor_core` has them.
+/// `DLTENSOR_CORE_LIBRARY_BUILD` (src/core.cpp): the library itself. `DLTENSOR_CORE_SHARED` (CMake's
+/// `DLTENSOR_SHARED_CORE`): the library is shared and exports them.
 #if defined(DLTENSOR_CORE_SHARED)
 #if !defined(DLTENSOR_CORE_LIBRARY) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)
 #error "DLTENSOR_CORE_SHARED needs DLTENSOR_CORE_LIBRARY (the CMake target dltensor::dltensor sets both)"
@@ -95,12 +96,20 @@
 #define DLTENSOR_CORE_DEFINITIONS 1
 #endif
 
+/// DLTENSOR_COLD for a core entry point, declared apart from its body: cold but not noinline, which GCC
+/// refuses on an inline function declared before its definition.
+#if defined(__GNUC__)
+#define DLTENSOR_CORE_COLD __attribute__((cold))
+#else
+#define DLTENSOR_CORE_COLD
+#endif
+
 /// State that both a module's own inline code and the core use: the count of sub-interpreters holding
 /// state, the numbering of the state slots, the calling thread's last refusal and kept producer error,
 /// and the fast-path switch. An ordinary inline function (one copy per module, shared by its sources and
 /// its static core) in every mode but one: the modules of a shared core call the shared library's copy, so
-/// that what the core writes is what the module reads. Written like an entry point:
-/// `DLTENSOR_PROCESS_WIDE <signature>` then `#if DLTENSOR_PROCESS_WIDE_BODIES { body } #else ; #endif`.
+/// that what the core writes is what the module reads. Declared `DLTENSOR_PROCESS_WIDE <signature>;`, its
+/// body in python/process_wide-inl.h, which the entry headers include where `DLTENSOR_PROCESS_WIDE_BODIES`.
 #if defined(DLTENSOR_CORE_SHARED) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)
 #define DLTENSOR_PROCESS_WIDE DLTENSOR_CORE_VISIBILITY
 #define DLTENSOR_PROCESS_WIDE_BODIES 0

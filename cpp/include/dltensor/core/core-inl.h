@@ -1,0 +1,28 @@
+// dltensor/core/core-inl.h: every body of the core's entry points (config.h: DLTENSOR_CORE), included once
+// by src/core.cpp (the library dltensor_core) or, header-only, at the end of the entry headers.
+#pragma once
+
+#include "../tensor/strides-inl.h"
+#include "../tensor/refusal-inl.h"
+#include "../python/py_ref-inl.h"
+#include "../python/producer_error-inl.h"
+#include "../python/process_state-inl.h"
+#include "capsule_import-inl.h"
+#include "exchange-inl.h"
+#include "converted_arguments-inl.h"
+#include "export-inl.h"
+#include "import-inl.h"
+#include "refusal_log-inl.h"
+#include "refusal_errors-inl.h"
+#include "return_policy-inl.h"
+#include "../frameworks/numpy_arrays-inl.h"
+#include "../frameworks/numpy-inl.h"
+#include "../frameworks/pytorch_key_set-inl.h"
+#include "../frameworks/pytorch_checks-inl.h"
+#include "../frameworks/pytorch-inl.h"
+#include "../frameworks/jax-inl.h"
+#include "../frameworks/tensorflow-inl.h"
+#include "../frameworks/cupy-inl.h"
+#include "../frameworks/mlx-inl.h"
+#include "../frameworks/paddle-inl.h"
+#include "../frameworks/registry-inl.h"
