@@ -91,6 +91,15 @@ def test_a_result_is_carried_over_a_move_only_where_the_code_is_the_same(monkeyp
     assert run.carry_moved(recorded) == []
 
 
+def test_a_result_goes_stale_when_its_headers_code_changes_whatever_commit_it_names():
+    m = MUTANTS[0]
+    header = run.header_text(None, m.file)
+    entry = {"commit": "0" * 40, "code": run.code_hash(header)}  # a commit that does not exist
+    assert not run.header_changed(m, entry, None)
+    entry["code"] = run.code_hash(header + "\nint planted;\n")
+    assert run.header_changed(m, entry, None)
+
+
 def test_list_option_names_every_mutant():
     proc = subprocess.run([sys.executable, str(ROOT / "tests" / "mutation" / "run.py"), "--list"],
                           capture_output=True, text=True, timeout=120)

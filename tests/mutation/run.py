@@ -48,6 +48,7 @@ BUILD_DIR = ".mutation-build"  # inside the copy: DLTENSOR_TEST_BUILD_ROOT
 KEPT = (BUILD_DIR, "tests/.build")  # build outputs a reused copy keeps
 BUILD_TIMEOUT = 1800
 TEST_TIMEOUT = 900  # a mutant that hangs its tests is killed by the timeout
+BASELINE_TIMEOUT = 3600  # the unmutated copy runs the union of every selected mutant's tests
 BACKENDS = ("nanobind", "pybind11")
 
 
@@ -110,7 +111,7 @@ def first_backend(entry) -> str:
     return "pybind11" if entry and "pybind11" in (entry.get("detail") or "") else "nanobind"
 
 
-def run_tests(copy: Path, env, selections, backend=None) -> tuple:
+def run_tests(copy: Path, env, selections, backend=None, timeout=TEST_TIMEOUT) -> tuple:
     """Runs pytest on `selections` in the copy (on `backend` alone when given: DLTENSOR_BACKENDS), stopping
     at the first failure: (status, seconds, output); status None when it timed out."""
     env = {**env, "DLTENSOR_BACKENDS": backend} if backend else env
@@ -118,7 +119,7 @@ def run_tests(copy: Path, env, selections, backend=None) -> tuple:
     start = time.monotonic()
     try:
         proc = subprocess.run(cmd, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=TEST_TIMEOUT)
+                              timeout=timeout)
         status, out = proc.returncode, proc.stdout
     except subprocess.TimeoutExpired as e:
         status, out = None, (e.output or b"").decode(errors="replace") if isinstance(e.output, bytes) else (e.output or "")
@@ -205,12 +206,22 @@ def header_text(rev, name: str):
     return proc.stdout if proc.returncode == 0 else None
 
 
+def code_hash(text: str) -> str:
+    return hashlib.sha256(code_of(text).encode()).hexdigest()[:16]
+
+
 def header_changed(mutant, entry, rev) -> bool:
-    """Whether the mutant's header compiles differently from its version at the commit its result was
-    recorded at (where it may have had another path: `moved_from`), in `rev` (the working tree when None)."""
-    before = header_text(entry["commit"], entry.get("moved_from", mutant.file))
+    """Whether the mutant's header compiles differently, in `rev` (the working tree when None), from the
+    header its result was recorded for: its code's hash where the entry has one (`code`, which also
+    stands for a run of an uncommitted tree), else its version at the entry's commit (where it may have
+    had another path: `moved_from`)."""
     now = header_text(rev, mutant.file)
-    return before is None or now is None or code_of(before) != code_of(now)
+    if now is None:
+        return True
+    if entry.get("code"):
+        return code_hash(now) != entry["code"]
+    before = header_text(entry["commit"], entry.get("moved_from", mutant.file))
+    return before is None or code_of(before) != code_of(now)
 
 
 def stale_mutants(recorded, rev) -> list:
@@ -314,8 +325,11 @@ def main(argv) -> int:
             return 2
         baseline = modules_hash(copy)
         selections = union(m.tests for m in to_run)
-        status, test_s, out = run_tests(copy, env, selections)
+        status, test_s, out = run_tests(copy, env, selections, timeout=BASELINE_TIMEOUT)
         print(f"[mutation] baseline: built in {seconds:.0f} s, {last_line(out)} ({test_s:.0f} s)", flush=True)
+        if status is None:
+            print(f"[mutation] the unmutated copy's tests did not finish in {BASELINE_TIMEOUT} s", file=sys.stderr)
+            return 2
         if status != 0:
             print(f"[mutation] the unmutated copy fails the selected tests:\n{out[-6000:]}", file=sys.stderr)
             return 2
@@ -331,7 +345,7 @@ def main(argv) -> int:
                 header.write_text(originals[m.file])
             entries[m.name] = {"hash": results.mutant_hash(m), "file": m.file, "outcome": outcome, "detail": detail,
                                "binary_changed": changed, "build_s": round(build_s), "test_s": round(test_s),
-                               "commit": commit}
+                               "commit": commit, "code": code_hash(originals[m.file])}
             note = "" if changed is not False else " [the compiled modules did not change]"
             print(f"[{i:2}/{len(to_run)}] {m.name} ({m.file}): {outcome}{': ' + detail if detail else ''} "
                   f"(build {build_s:.0f} s, tests {test_s:.0f} s){note}", flush=True)
