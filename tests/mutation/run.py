@@ -24,6 +24,7 @@ temporary copy. First the unmutated copy is built and the union of the selected 
 import argparse
 import dataclasses
 import datetime
+import functools
 import hashlib
 import io
 import os
@@ -182,6 +183,7 @@ def union(selections):
     return list(dict.fromkeys(s for sel in selections for s in sel))
 
 
+@functools.lru_cache(maxsize=None)  # one compiler run per distinct header text, not per mutant
 def code_of(text: str) -> str:
     """A header's code, for telling whether two versions compile the same: comments stripped (by the
     compiler itself, `-fpreprocessed -dD -E`, which executes no directive), blank lines and each line's
