@@ -1,15 +1,10 @@
 // dltensor/nanobind.h: the nanobind backend. `nanobind::dltensor<Annotations...>` is an `nb::ndarray`
-// (same annotations, members, `view()`, `cast()`) whose Python -> C++ conversion goes through dltensor's
-// importer (dltensor/core/import.h) and whose C++ -> Python conversion is dltensor's export (return_policy.h,
-// export.h), shared with the pybind11 backend.
+// (nanobind's annotation tags, members, `view()`, `cast()`) that imports through dltensor's core and
+// returns through its export, as the pybind11 backend does (docs/architecture.md).
 //
 //   #include <dltensor/nanobind.h>
 //   namespace py = nanobind;
 //   m.def("f", [](py::dltensor<py::shape<-1, 3>, const float, py::device::cpu> x) { ... });
-//
-// The annotations are nanobind's tags (`py::shape`, `py::ndim`, `py::ro`, `py::device::*`, `py::c_contig`,
-// `py::numpy`, ...); this header adds the 2-byte storage types `py::float16` and `py::bfloat16` and the
-// 1-byte float8 storage types (`py::float8_e4m3fn`, `py::float8_e5m2`, ...).
 #pragma once
 
 #include "tensor/config.h"  // first: its C++17 check must come before anything an older standard breaks
@@ -38,8 +33,9 @@
 
 #include "bindings/allocation.h"
 #include "bindings/array_t_members.h"
-#include "core/capsule_import.h"   // restore_consumed_capsule()
+#include "bindings/caster_protocol.h"
 #include "bindings/construction.h"
+#include "tensor/annotations.h"
 #include "tensor/dtypes.h"
 #include "python/handle.h"
 #include "core/import.h"
@@ -89,16 +85,15 @@ DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e5m2fnuz)
 DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e8m0fnu)
 #undef DLTENSOR_FLOAT8_DTYPE_TRAITS
 
-/// The fixed extents of a `shape<...>` annotation as an array (-1 for a free extent).
-template <typename Shape> struct dltensor_extents { static constexpr const int64_t *value = nullptr; };
-template <ssize_t... Is> struct dltensor_extents<shape<Is...>> {
-    static constexpr int64_t value[sizeof...(Is) + 1] = {(int64_t) Is..., 0};
-};
+/// nanobind's shape annotation as dltensor's (`ndim`, `extents`; -1 for a free extent).
+template <typename Shape> struct dltensor_shape { using type = dlt::any_shape; };
+template <ssize_t... Is> struct dltensor_shape<shape<Is...>> { using type = dlt::tags::shape<(int64_t) Is...>; };
+template <typename Config> using dltensor_shape_t = typename dltensor_shape<typename Config::Shape>::type;
 
 /// A parameter's annotations, collected by nanobind's config, in the backend-independent run-time form.
 template <typename Config> constexpr dlt::requirements dltensor_requirements() {
     using Scalar = typename Config::Scalar;
-    return dlt::requirements_of<Scalar>(Config::N, dltensor_extents<typename Config::Shape>::value,
+    return dlt::requirements_of<Scalar>(Config::N, dltensor_shape_t<Config>::extents,
                                         Config::DeviceType::value, (char) Config::Order::value,
                                         std::is_const_v<Scalar>, Config::Framework::value);
 }
@@ -155,6 +150,7 @@ class dltensor : public ndarray<Args...>,
                                          ndarray<Args...>::Config::N, ndarray<Args...>::ReadOnly, handle>;
     template <typename...> friend class dltensor;
     template <typename, typename> friend struct detail::type_caster;
+    template <typename, typename, int32_t, bool, typename> friend class dlt::array_t_members;
 
 public:
     using Config = typename base::Config;
@@ -163,6 +159,7 @@ public:
     using base::ReadOnly;
     using base::data;
     using members::data;
+    template <size_t N> using ndim_annotation = nanobind::ndim<N>;  ///< what unchecked<N>() views with
 
     dltensor() = default;
     dltensor(const dltensor &) = default;
@@ -188,7 +185,7 @@ public:
              dlpack::dtype dtype = nanobind::dtype<Scalar>(), int device_type = base::DeviceType,
              int device_id = 0, char order = base::Order, uint64_t byte_offset = 0)
         : dltensor(dlt::construct_tag(), data,
-                   dlt::shape_array(shape, Config::N, detail::dltensor_extents<typename Config::Shape>::value),
+                   dlt::shape_array(shape, Config::N, detail::dltensor_shape_t<Config>::extents),
                    owner, strides, dtype, device_type, device_id, order, byte_offset) { }
 
     template <typename NoOwner = void>
@@ -214,38 +211,22 @@ public:
     template <typename... Args2>
     explicit dltensor(const ndarray<Args2...> &other) : base(other.handle()), m_owner_known(false) { }
 
-    /// pybind11's `py::array_t<T, flags> a(obj)` in a function body: binds the Python object `obj` (any
-    /// `py::handle` / `py::object`) with a parameter's rules, conversion allowed, as `py::cast<dltensor>(obj)`
-    /// does, and raises as it does (a `TypeError` that says why). nb::ndarray has no such constructor; its
-    /// constructor from a nanobind `ndarray_handle *` is unchanged.
+    /// pybind11's `py::array_t<T, flags> a(obj)`: binds `obj` with a parameter's rules, conversion allowed,
+    /// as `py::cast<dltensor>(obj)` does, and raises as it does (a `TypeError` that says why).
     template <typename Object, std::enable_if_t<std::is_base_of_v<handle, Object>, int> = 0>
     explicit dltensor(const Object &obj) : dltensor(nanobind::cast<dltensor>(obj)) { }
     /// The same for an item or attribute (`d["k"]`, `l[i]`, `obj.attr("x")`).
     template <typename Impl>
     explicit dltensor(const detail::accessor<Impl> &item) : dltensor(nanobind::object(item)) { }
 
-    // No destructor of its own: nanobind's release (`ndarray_dec_ref`, nanobind >= 2.13) takes the GIL
-    // itself when the caller released it, and skips the release once the interpreter is gone (a static
-    // destroyed at exit), so the owner and the producer's deleter always run with the GIL held.
-
-    /// `nb::ndarray::view()`: `view<Args2...>()` may restate the tensor's annotations, add missing ones, or
-    /// give contiguous memory another fixed shape of as many elements (`shape<2, 2>` as `shape<4>`, as
-    /// nanobind); a dtype other than the tensor's, or a fixed shape of another element count, is a compile
-    /// error, and a view with free extents throws `std::invalid_argument` when its ndim is not the
-    /// tensor's. A view of a read-only tensor stays read-only.
+    /// `nb::ndarray::view()` under dltensor's rules (array_t_members.h: view_rules): the annotations
+    /// restated or added, or another fixed shape of as many elements; a view of a read-only tensor stays
+    /// read-only.
     template <typename... Args2> auto view() const {
         using C2 = typename ndarray<Args2...>::Config;
-        using S1 = std::remove_cv_t<Scalar>;
-        using S2 = std::remove_cv_t<typename C2::Scalar>;
-        static_assert(std::is_void_v<S1> || std::is_void_v<S2> || std::is_same_v<S1, S2>,
-                      "view<...>(): the dtype contradicts the tensor's dtype annotation");
-        static_assert(dlt::view_shape_possible(Config::N, detail::dltensor_extents<typename Config::Shape>::value,
-                                               C2::N, detail::dltensor_extents<typename C2::Shape>::value),
-                      "view<...>(): the shape's element count differs from the tensor's fixed shape");
-        // A view that takes its extents from the tensor (not all fixed) needs the tensor's ndim.
-        if constexpr (C2::N >= 0 && dlt::static_size(C2::N, detail::dltensor_extents<typename C2::Shape>::value) < 0)
-            if (this->is_valid() && this->ndim() != (size_t) C2::N)
-                throw std::invalid_argument("view<...>(): the view's ndim differs from the tensor's");
+        using rules = dlt::view_rules<std::remove_cv_t<Scalar>, detail::dltensor_shape_t<Config>,
+                                      std::remove_cv_t<typename C2::Scalar>, detail::dltensor_shape_t<C2>>;
+        if constexpr (rules::takes_extents) dlt::check_view_ndim(this->is_valid(), this->ndim(), C2::N);
         return base::template view<std::conditional_t<ReadOnly && detail::is_ndarray_scalar_v<Args2>,
                                                       const Args2, Args2>...>();
     }
@@ -257,67 +238,9 @@ public:
     /// (strides.h: byte_count()).
     size_t nbytes() const { return dlt::byte_count(this->size(), this->dtype().bits); }
 
-    /// The producer's current work stream for the tensor's device (e.g. a `cudaStream_t`), when the tensor
-    /// came through the DLPack C exchange API; NULL otherwise (CPU tensors, and `__dlpack__` imports,
-    /// which the producer synchronized with the legacy default stream). Launch kernels on it.
+    /// The producer's current work stream (a `cudaStream_t`) for a tensor that came through the DLPack C
+    /// exchange API; NULL otherwise (already synchronized). Launch kernels on it.
     void *stream() const noexcept { return m_stream; }
-
-    /// pybind11's `array_t::unchecked<N>()`: a read-only view (`view()`, an `nb::ndarray_view`) with `Dims`
-    /// dimensions (default: the annotated ndim), plus pybind11's `data(i, j)` and `size()`
-    /// (`dlt::view_members`).
-    template <ssize_t Dims = -1> auto unchecked() const {
-        static_assert(Dims < 0 || Config::N < 0 || Dims == Config::N,
-                      "unchecked<N>(): N contradicts the tensor's annotated ndim");
-        using S = std::add_const_t<std::remove_cv_t<Scalar>>;
-        if constexpr (Dims < 0) return dlt::unchecked_view<decltype(view<S>())>(view<S>());
-        else {
-            using V = decltype(view<S, nanobind::ndim<(size_t) Dims>>());
-            return dlt::unchecked_view<V>(view<S, nanobind::ndim<(size_t) Dims>>());
-        }
-    }
-
-    /// pybind11's `array_t::mutable_unchecked<N>()`: a writable view, plus `mutable_data(i, j)`, `data(i, j)`
-    /// and `size()`; a compile error on read-only tensors.
-    template <ssize_t Dims = -1> auto mutable_unchecked() const {
-        static_assert(!ReadOnly, "py::dltensor::mutable_unchecked(): the tensor is read-only (const dtype or "
-                                 "py::ro); use unchecked()");
-        static_assert(Dims < 0 || Config::N < 0 || Dims == Config::N,
-                      "mutable_unchecked<N>(): N contradicts the tensor's annotated ndim");
-        if constexpr (Dims < 0) return dlt::unchecked_view<decltype(view())>(view());
-        else {
-            using V = decltype(view<nanobind::ndim<(size_t) Dims>>());
-            return dlt::unchecked_view<V>(view<nanobind::ndim<(size_t) Dims>>());
-        }
-    }
-
-    /// Allocates an uninitialized tensor of this type for C++ to fill and return (as `py::array_t<T>(shape)`
-    /// does): `numpy.empty` on the CPU (a `py::numpy` tensor returns as that very array), PyTorch's own
-    /// allocator for `py::pytorch` and on other devices (on CUDA its caching allocator). Needs a dtype; the
-    /// device is the annotated one (CPU when none), the order the annotated one. Throws `python_error`
-    /// when allocation fails, `std::invalid_argument` when the shape contradicts the annotated ndim.
-    /// The shape is `ndim` extents at `shape`; `empty({rows, cols})` and `empty(container)` are
-    /// array_t_members' spellings of the same call.
-    static dltensor empty(size_t ndim, const size_t *shape, int device_id = 0);
-    using members::empty;
-
-    /// Answers in the caller's framework: a new tensor (as `empty()`: uninitialized, this type's dtype and
-    /// order) on the device of `like` (an argument), allocated by `like`'s framework where it allocates
-    /// (NumPy, PyTorch, PaddlePaddle; NumPy's on the CPU else) and returned as `return_like(like)` does.
-    /// Needs a dtype and no framework annotation. `empty_like(like, {rows, cols})` and
-    /// `empty_like(like, container)` are array_t_members' spellings.
-    template <typename... Args2>
-    static dltensor empty_like(const dltensor<Args2...> &like, size_t ndim, const size_t *shape);
-    using members::empty_like;
-
-    /// Makes this tensor return in the framework of `like` (an argument) when its annotation names none:
-    /// NumPy in, NumPy out; PyTorch in, PyTorch out; JAX in, a new JAX array out. `like` of no known
-    /// framework (an unknown producer, a buffer, memory C++ made) changes nothing: the tensor returns as
-    /// it would (its source, else a `dltensor.Tensor`). The return policy's rules hold as ever.
-    template <typename... Args2> dltensor &return_like(const dltensor<Args2...> &like) noexcept {
-        static_assert(Config::Framework::value == 0, DLTENSOR_FOLLOW_ANNOTATED_MESSAGE);
-        m_return_framework = like.m_source_framework;
-        return *this;
-    }
 
     /// What keeps this tensor's memory alive, for a view of it (`leading()`): its owner; a capsule holding
     /// its nanobind handle when only nanobind knows the owner (adopted from a plain nb::ndarray); empty for
@@ -330,6 +253,7 @@ public:
 private:
     /// The tensor that empty() or empty_like() allocated (`rc`, `im`: allocate_empty()'s), or their throw.
     static dltensor allocated(int rc, dlt::imported &im, size_t ndim);
+    int source_framework() const noexcept { return m_source_framework; }
 
     dltensor(dlt::construct_tag, VoidPtr data, const dlt::shape_array &shape, handle owner,
              std::initializer_list<dlt::element_stride> strides, dlpack::dtype dtype, int device_type,
@@ -465,22 +389,14 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         if (!p) return none().release();
         return from_cpp(*p, policy, list);
     }
-    explicit operator Value *() { m_taken = true; return &value; }
-    explicit operator Value &() { m_taken = true; return (Value &) value; }
-    explicit operator Value &&() { m_taken = true; return (Value &&) value; }
+    explicit operator Value *() { m_consumed.take(); return &value; }
+    explicit operator Value &() { m_consumed.take(); return (Value &) value; }
+    explicit operator Value &&() { m_consumed.take(); return (Value &&) value; }
     Value value;
+    dlt::consumed_argument m_consumed;  ///< the caller's raw capsule that from_python() consumed
 
     type_caster() = default;
-    type_caster(const type_caster &) = delete;
-    type_caster &operator=(const type_caster &) = delete;
-    /// A raw capsule bound by a pass whose call did not go ahead (another argument failed) gets its
-    /// tensor back, so that the next pass or overload can bind it (nanobind drops the loaded arguments).
-    ~type_caster() {
-        if (m_consumed && !m_taken && value.m_owner) dlt::detail::restore_consumed_capsule(m_consumed, value.m_owner);
-    }
-
-    PyObject *m_consumed = nullptr;  ///< the caller's raw capsule that from_python() consumed (borrowed)
-    bool m_taken = false;            ///< the value went to the call (or to the caller of nb::cast)
+    ~type_caster() { m_consumed.restore_untaken(value.m_owner); }
 
     bool from_python(handle src, uint32_t flags, cleanup_list *cleanup) noexcept {
         static_assert(Config::Framework::value != dlt::fw_memview, DLTENSOR_MEMVIEW_PARAMETER_MESSAGE);
@@ -513,25 +429,17 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         value.m_source = im.source;
         value.m_source_framework = im.source_framework;
         value.m_owner = im.owner.get();  // the nanobind handle holds its own reference
-        m_consumed = im.consumed;
-        if (m_consumed) dlt::detail::note_consumed_capsule(m_consumed, value.m_owner);  // for a container's caster
+        m_consumed.note(im.consumed, value.m_owner);
         // Another object's tensor (a converted copy, a raw capsule's): kept until after the return's cast,
         // which may copy from it after a by-value parameter dropped it.
         if (im.source != src.ptr() && cleanup) cleanup->append(im.owner.release());
         return true;
     }
 
-    /// Return-value policies (return_policy.h, shared with the pybind11 backend): `copy`/`move` copy,
-    /// `automatic`/`automatic_reference` copy a tensor without an owner and view an owned one, `reference`
-    /// and `take_ownership` view, `reference_internal` views and keeps `self` alive (without one:
-    /// `automatic`), `none` creates nothing; a tensor imported from Python goes back as that object
-    /// (`f(x) is x`) unless copied or annotated with another framework. The export itself is the shared one (export.h), over a
-    /// `dlt::tensor_handle` that keeps a reference to the tensor's owner (else to its nanobind handle).
+    /// The return, under the policies of return_policy.h (shared with the pybind11 backend), exported over
+    /// a `dlt::tensor_handle` that keeps the tensor's owner (else its nanobind handle) alive.
     static handle from_cpp(const Value &tensor, rv_policy policy, cleanup_list *cleanup) noexcept {
-        if (!dlt::enter_interpreter()) {
-            PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
-            return handle();
-        }
+        if (!dlt::enter_interpreter_or_raise()) return handle();
         if (!tensor.m_owner_known && tensor.is_valid() && !tensor.m_return_framework &&
             (policy == rv_policy::automatic || policy == rv_policy::automatic_reference))
             // Adopted from a plain nb::ndarray: whether to copy depends on whether its handle has an owner,
@@ -542,12 +450,8 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
             dlt::plan_return(dlt::return_policy_of(policy), tensor.is_valid(), tensor.m_owner != nullptr,
                              Config::Framework::value ? (int) Config::Framework::value : tensor.m_return_framework,
                              tensor.m_source != nullptr, tensor.m_source_framework, parent != nullptr);
-        switch (plan.action) {
-            case dlt::return_plan::source: return handle(tensor.m_source).inc_ref();
-            case dlt::return_plan::python_none: return none().release();
-            case dlt::return_plan::nothing: return handle();
-            case dlt::return_plan::export_: break;
-        }
+        const dlt::return_start start = dlt::start_return(plan, tensor.m_source);
+        if (start.done) return start.object;
         // Borrowed for the call: an export that keeps the tensor copies the handle to the heap. What keeps the
         // memory alive there is the tensor's owner (a NumPy array takes it as its base, as pybind11's
         // array_t does), else (no owner, or one only nanobind knows) an owner like any other:
@@ -641,25 +545,6 @@ DLTENSOR_HOT_INLINE dltensor<Args...> dltensor<Args...>::allocated(int rc, dlt::
     result.m_stream = im.stream;
     result.m_source = im.source;
     result.m_source_framework = im.source_framework;
-    return result;
-}
-
-template <typename... Args>
-DLTENSOR_HOT_INLINE dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int device_id) {
-    dlt::imported im;
-    const int rc = dlt::allocate_empty<Config, Scalar>(shape, ndim, base::DeviceType, device_id, base::ReadOnly, im);
-    return allocated(rc, im, ndim);
-}
-
-template <typename... Args>
-template <typename... Args2>
-dltensor<Args...> dltensor<Args...>::empty_like(const dltensor<Args2...> &like, size_t ndim, const size_t *shape) {
-    if (!like.is_valid()) throw std::invalid_argument("dltensor::empty_like(): the tensor to follow is empty");
-    dlt::imported im;
-    const int rc = dlt::allocate_like<Config, Scalar>(shape, ndim, like.m_source_framework,
-                                                      {like.device_type(), like.device_id()}, base::ReadOnly, im);
-    dltensor result = allocated(rc, im, ndim);
-    result.m_return_framework = like.m_source_framework;
     return result;
 }
 

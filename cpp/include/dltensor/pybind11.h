@@ -1,27 +1,17 @@
-// dltensor/pybind11.h: the pybind11 backend. `pybind11::dltensor<Annotations...>` has the same spelling,
-// accessors and semantics as the nanobind backend's (see docs/reference.md):
+// dltensor/pybind11.h: the pybind11 backend. `pybind11::dltensor<Annotations...>` has the nanobind
+// backend's spelling, members and semantics, over dltensor's own tensor handle (python/handle.h) and
+// annotation tags (tensor/annotations.h), since pybind11 has neither (docs/architecture.md).
 //
 //   #include <dltensor/pybind11.h>
 //   namespace py = pybind11;
 //   m.def("f", [](py::dltensor<py::shape<-1, 3>, const float, py::device::cpu> x) { ... });
-//
-// pybind11 has no ndarray machinery, so this backend uses dltensor's own: the shared importer
-// (import.h), a reference-counted handle (handle.h) and the exporter (export.h). The annotation tags come
-// from annotations.h and are named in `pybind11::` as nanobind names its own.
 #pragma once
 
 #include "tensor/config.h"  // first: its C++17 check must come before anything an older standard breaks
 
-// `py::cast(t)` of a `py::dltensor` (also what `list.append(t)`, `l[i] = t`, `d[k] = t` call, through
-// pybind11's `detail::object_or_cast`): pybind11's own `cast(T &&)` turns the default policy into `copy`
-// (lvalues) or `move` (rvalues), which copy a tensor. These overloads, more specialized, keep the
-// tensor's own default (`automatic`: an imported tensor goes back as the caller's object, `py::cast(x) is
-// x`). They are declared before pybind11's headers so that pybind11's templates find them (a qualified
-// call in a template sees only what was declared before it): include <dltensor/pybind11.h> before any
-// pybind11 header, or `list.append(t)` and the item assignments copy (`t.cast()` never does). Defined
-// at the end of this file. Included after pybind11's casts (cast.h defines PYBIND11_TYPE_CASTER), this
-// header warns (`#warning`, which GCC and Clang show also from system include directories, as CMake
-// adds dltensor's), unless DLTENSOR_PYBIND11_INCLUDED_LATE says the copies are understood.
+// `py::cast(t)` of a `py::dltensor` keeps the tensor's own return policy (pybind11's turns it into a copy):
+// declared before pybind11's headers, whose templates see only what precedes them (docs/architecture.md).
+// Included after them, this header warns, unless DLTENSOR_PYBIND11_INCLUDED_LATE is defined.
 #if defined(PYBIND11_TYPE_CASTER) && !defined(DLTENSOR_PYBIND11_INCLUDED_LATE)
 #  if defined(_MSC_VER)
 #    pragma message("dltensor: <dltensor/pybind11.h> is included after pybind11's headers, so list.append(t), l[i] = t and d[k] = t of a py::dltensor append a copy (C++ writes made afterwards never reach it). Include <dltensor/pybind11.h> first, or define DLTENSOR_PYBIND11_INCLUDED_LATE and write l.append(t.cast())")
@@ -65,8 +55,9 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 #include "bindings/allocation.h"
 #include "tensor/annotations.h"
 #include "bindings/array_t_members.h"
-#include "core/capsule_import.h"   // restore_consumed_capsule()
+#include "bindings/caster_protocol.h"
 #include "bindings/construction.h"
+#include "bindings/strided_view.h"
 #include "core/converted_arguments.h"
 #include "tensor/dtypes.h"
 #include "core/export.h"
@@ -103,40 +94,14 @@ inline void explain_refusals(module_ &m) {
 }
 
 /// A strided view with compile-time dtype and ndim, as `nb::ndarray_view` (what `dltensor::view()` returns).
-template <typename Scalar, size_t Dim> class dltensor_view : public dlt::view_members<dltensor_view<Scalar, Dim>, Scalar> {
-    using members = dlt::view_members<dltensor_view<Scalar, Dim>, Scalar>;
-
-public:
-    dltensor_view(Scalar *data, const int64_t *shape, const int64_t *strides) : m_data(data) {
-        for (size_t i = 0; i < Dim; ++i) { m_shape[i] = shape[i]; m_strides[i] = strides[i]; }
-    }
-    template <typename... Ix> Scalar &operator()(Ix... indices) const {
-        static_assert(sizeof...(Ix) == Dim, "dltensor_view::operator(): one index per dimension");
-        const int64_t idx[] = {(int64_t) indices..., 0};
-        int64_t off = 0;
-        for (size_t i = 0; i < Dim; ++i) off += idx[i] * m_strides[i];
-        return m_data[off];
-    }
-    size_t ndim() const { return Dim; }
-    size_t shape(size_t i) const { return (size_t) m_shape[i]; }
-    int64_t stride(size_t i) const { return m_strides[i]; }
-    Scalar *data() const { return m_data; }
-    // pybind11's unchecked-reference members: data(i, j), mutable_data(i, j), size() (array_t_members.h).
-    using members::data;
-    using members::mutable_data;
-    using members::size;
-
-private:
-    Scalar *m_data;
-    int64_t m_shape[Dim ? Dim : 1] = {};
-    int64_t m_strides[Dim ? Dim : 1] = {};
-};
+template <typename Scalar, size_t Dim> using dltensor_view = dlt::strided_view<Scalar, Dim>;
 
 template <typename... Args>
 class dltensor : public dlt::array_t_members<dltensor<Args...>, typename dlt::config<Args...>::Scalar,
                                              dlt::config<Args...>::N, dlt::config<Args...>::read_only, pybind11::handle> {
     template <typename...> friend class dltensor;
     template <typename, typename> friend class detail::type_caster;
+    template <typename, typename, int32_t, bool, typename> friend class dlt::array_t_members;
     using members = dlt::array_t_members<dltensor<Args...>, typename dlt::config<Args...>::Scalar,
                                          dlt::config<Args...>::N, dlt::config<Args...>::read_only, pybind11::handle>;
 
@@ -148,6 +113,7 @@ public:
     static constexpr char Order = Config::Order::value;
     static constexpr int DeviceType = Config::Device::value;
     using VoidPtr = std::conditional_t<ReadOnly, const void *, void *>;
+    template <size_t N> using ndim_annotation = pybind11::ndim<N>;  ///< what unchecked<N>() views with
 
     dltensor() = default;
     ~dltensor() { if (m_handle) m_handle->dec_ref(); }
@@ -258,82 +224,29 @@ public:
         return ((Scalar *) first_byte())[off];
     }
 
-    /// A strided view with the annotated dtype and ndim, or those given here: `view<Args2...>()` may restate
-    /// the tensor's annotations, add missing ones, or give contiguous memory another fixed shape of as many
-    /// elements (`shape<2, 2>` as `shape<4>`); another dtype or a fixed shape of another element count is a
-    /// compile error, and a view whose ndim is not the tensor's throws `std::invalid_argument`. A view of a
-    /// read-only tensor stays read-only.
+    /// A strided view (`py::dltensor_view`) under the rules of array_t_members.h's view_rules; another fixed
+    /// shape needs a `c_contig` or `f_contig` tensor. A view of a read-only tensor stays read-only.
     template <typename... Args2> auto view() const {
         using C2 = dlt::config<Args2...>;
         using S1 = std::remove_cv_t<typename Config::Scalar>;
         using S2 = std::remove_cv_t<typename C2::Scalar>;
-        static_assert(std::is_void_v<S1> || std::is_void_v<S2> || std::is_same_v<S1, S2>,
-                      "view<...>(): the dtype contradicts the tensor's dtype annotation");
-        static_assert(dlt::view_shape_possible(Config::N, Config::Shape::extents, C2::N, C2::Shape::extents),
-                      "view<...>(): the shape's element count differs from the tensor's fixed shape");
+        using rules = dlt::view_rules<S1, typename Config::Shape, S2, typename C2::Shape>;
         using S = std::conditional_t<std::is_void_v<S2>, S1, S2>;
         constexpr int32_t N = C2::N >= 0 ? C2::N : Config::N;
         static_assert(!std::is_void_v<S>, "view(): needs a dtype");
         static_assert(N >= 0, "view(): needs shape<...> or ndim<N>");
         using V = std::conditional_t<ReadOnly || C2::read_only, const S, S>;
         V *first = (V *) first_byte_whole();
-        constexpr bool reshaped = C2::N >= 0 && dlt::static_size(C2::N, C2::Shape::extents) >= 0 &&
-                                  !dlt::shapes_agree(Config::N, Config::Shape::extents, C2::N, C2::Shape::extents);
-        if constexpr (reshaped) {  // another fixed shape over the same contiguous memory
-            constexpr char order = Order;
-            static_assert(order == 'C' || order == 'F', "view<...>() with another shape needs contiguous memory: "
+        if constexpr (rules::reshaped) {  // another fixed shape over the same contiguous memory
+            static_assert(Order == 'C' || Order == 'F', "view<...>() with another shape needs contiguous memory: "
                                                         "annotate the tensor py::c_contig or py::f_contig");
             if (m_handle && size() != (size_t) dlt::static_size(C2::N, C2::Shape::extents))
                 throw std::invalid_argument("view<...>(): the view's shape holds another number of elements");
-            int64_t strides[N ? N : 1] = {}, step = 1;
-            for (int32_t k = 0; k < N; ++k) {
-                const int32_t i = order == 'C' ? N - 1 - k : k;
-                strides[i] = step;
-                step *= C2::Shape::extents[i];
-            }
-            return dltensor_view<V, (size_t) N>(first, C2::Shape::extents, strides);
+            return dltensor_view<V, (size_t) N>::contiguous(first, C2::Shape::extents, Order);
         } else {
-            if (m_handle && t().ndim != N) throw std::invalid_argument("view<...>(): the view's ndim differs from the tensor's");
+            dlt::check_view_ndim(m_handle != nullptr, ndim(), N);
             return dltensor_view<V, (size_t) N>(first, t().shape, t().strides);
         }
-    }
-
-    /// pybind11's `array_t::unchecked<N>()`: a read-only view with `Dims` dimensions (default: annotated).
-    template <ssize_t Dims = -1> auto unchecked() const {
-        static_assert(Dims < 0 || Config::N < 0 || Dims == Config::N,
-                      "unchecked<N>(): N contradicts the tensor's annotated ndim");
-        using S = std::add_const_t<std::remove_cv_t<Scalar>>;
-        if constexpr (Dims < 0) return view<S>();
-        else return view<S, pybind11::ndim<(size_t) Dims>>();
-    }
-
-    /// pybind11's `array_t::mutable_unchecked<N>()`: a writable view; a compile error on read-only tensors.
-    template <ssize_t Dims = -1> auto mutable_unchecked() const {
-        static_assert(!ReadOnly, "py::dltensor::mutable_unchecked(): the tensor is read-only (const dtype or "
-                                 "py::ro); use unchecked()");
-        static_assert(Dims < 0 || Config::N < 0 || Dims == Config::N,
-                      "mutable_unchecked<N>(): N contradicts the tensor's annotated ndim");
-        if constexpr (Dims < 0) return view();
-        else return view<pybind11::ndim<(size_t) Dims>>();
-    }
-
-    /// Allocates an uninitialized tensor for C++ to fill and return (see the nanobind backend).
-    /// The shape is `ndim` extents at `shape`; `empty({rows, cols})` and `empty(container)` are
-    /// array_t_members' spellings of the same call.
-    static dltensor empty(size_t ndim, const size_t *shape, int device_id = 0);
-    using members::empty;
-
-    /// A new tensor on the device of `like`, returned in `like`'s framework (see the nanobind backend).
-    template <typename... Args2>
-    static dltensor empty_like(const dltensor<Args2...> &like, size_t ndim, const size_t *shape);
-    using members::empty_like;
-
-    /// Makes this tensor return in the framework of `like` when its annotation names none (see the
-    /// nanobind backend).
-    template <typename... Args2> dltensor &return_like(const dltensor<Args2...> &like) noexcept {
-        static_assert(Config::Framework::value == 0, DLTENSOR_FOLLOW_ANNOTATED_MESSAGE);
-        m_return_framework = like.m_handle ? like.m_handle->source_framework() : 0;
-        return *this;
     }
 
     /// What keeps this tensor's memory alive, for a view of it (`leading()`): its owner; empty for owner-less
@@ -347,6 +260,7 @@ public:
 
 private:
     explicit dltensor(dlt::tensor_handle *adopted, bool owned) noexcept : m_handle(adopted), m_owned(owned) { }
+    int source_framework() const noexcept { return m_handle ? m_handle->source_framework() : 0; }
 
     /// Drops the tensor now, for a caller that holds the GIL and entered the interpreter (a return's cast
     /// of an rvalue): see tensor_handle::dec_ref_in_entered_interpreter().
@@ -395,7 +309,7 @@ private:
     int m_return_framework = 0;
 
     /// The tensor that empty() or empty_like() allocated (`rc`, `im`: allocate_empty()'s), or their throw.
-    static dltensor allocated(int rc, dlt::imported &im);
+    static dltensor allocated(int rc, dlt::imported &im, size_t ndim);
 };
 
 namespace detail {
@@ -449,23 +363,18 @@ public:
         if (!src) return none().release();
         return cast(*src, policy, parent);
     }
-    operator Value *() { m_taken = true; return &value; }
-    operator Value &() { m_taken = true; return value; }
-    operator Value &&() && { m_taken = true; return std::move(value); }
+    operator Value *() { m_consumed.take(); return &value; }
+    operator Value &() { m_consumed.take(); return value; }
+    operator Value &&() && { m_consumed.take(); return std::move(value); }
     template <typename T_> using cast_op_type = movable_cast_op_type<T_>;
 
     type_caster() = default;
-    type_caster(const type_caster &) = delete;
-    type_caster &operator=(const type_caster &) = delete;
-    type_caster(type_caster &&o) noexcept : value(std::move(o.value)), m_consumed(o.m_consumed), m_taken(o.m_taken) {
-        o.m_consumed = nullptr;  // py::cast's load_type() returns a caster by value
-        dlt::move_converted_argument(m_converted, o.m_converted);
+    type_caster(type_caster &&o) noexcept : value(std::move(o.value)), m_consumed(std::move(o.m_consumed)) {
+        dlt::move_converted_argument(m_converted, o.m_converted);  // py::cast's load_type() returns a caster
     }
-    /// A raw capsule bound by a pass whose call did not go ahead (another argument failed) gets its tensor
-    /// back, so that the next pass or overload can bind it (pybind11 drops the loaded arguments).
     ~type_caster() {
         dlt::tensor_handle *h = value.handle();
-        if (m_consumed && !m_taken && h && h->unique()) dlt::detail::restore_consumed_capsule(m_consumed, h->owner());
+        m_consumed.restore_untaken(h && h->unique() ? h->owner() : nullptr);
         dlt::forget_converted_argument(m_converted);
     }
 
@@ -488,8 +397,7 @@ public:
         if (!h) { PyErr_Clear(); return false; }
         h->set_source(im.source, im.source_framework);
         value = Value(h, true);
-        m_consumed = im.consumed;
-        if (m_consumed) dlt::detail::note_consumed_capsule(m_consumed, h->owner());  // for a container's caster
+        m_consumed.note(im.consumed, h->owner());
         // Another object's tensor (a converted copy, a raw capsule's): the caster keeps its owner, and so the
         // tensor, until pybind11 destroys the call's casters, after the return's cast (a by-value parameter
         // is moved out of the caster and dropped before that); a reference_internal return finds it here.
@@ -498,33 +406,20 @@ public:
     }
 
 private:
-    PyObject *m_consumed = nullptr;  ///< the caller's raw capsule that load() consumed (borrowed)
-    bool m_taken = false;            ///< the value went to the call (or to the caller of py::cast)
+    dlt::consumed_argument m_consumed;    ///< the caller's raw capsule that load() consumed
     dlt::converted_argument m_converted;  ///< what load() bound instead of `src` (converted_arguments.h)
 
 public:
-
-    /// Return-value policies (return_policy.h, shared with the nanobind backend): `copy`/`move` copy,
-    /// `automatic`/`automatic_reference` copy a tensor without an owner and view an owned one, `reference`
-    /// and `take_ownership` view, `reference_internal` views and keeps `parent` alive (without a parent:
-    /// `automatic`); a tensor imported from Python goes back as that object (`f(x) is x`) unless copied or
-    /// annotated with another framework.
+    /// The return, under the policies of return_policy.h (shared with the nanobind backend).
     static handle cast(const Value &src, return_value_policy policy, handle parent) {
-        if (!dlt::enter_interpreter()) {
-            PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
-            throw error_already_set();
-        }
+        if (!dlt::enter_interpreter_or_raise()) throw error_already_set();
         dlt::tensor_handle *h = src.handle();
         const dlt::return_plan plan =
             dlt::plan_return(dlt::return_policy_of(policy), src.is_valid(), src.m_owned,
                              Config::Framework::value ? Config::Framework::value : src.m_return_framework,
                              h && h->source(), h ? h->source_framework() : 0, parent.ptr() != nullptr);
-        switch (plan.action) {
-            case dlt::return_plan::source: return handle(h->source()).inc_ref();
-            case dlt::return_plan::python_none: return none().release();
-            case dlt::return_plan::nothing: return handle();
-            case dlt::return_plan::export_: break;
-        }
+        const dlt::return_start start = dlt::start_return(plan, h ? h->source() : nullptr);
+        if (start.done) return start.object;
         // An owner-less view kept by a parent that is a converted argument (pybind11's parent of a function
         // is its first argument): that argument keeps nothing of the converted tensor alive; its owner too.
         PyObject *also = plan.keep_parent && !src.m_owned ? dlt::converted_owner_of(parent.ptr()) : nullptr;
@@ -641,7 +536,7 @@ template <typename... Args> bool try_cast(handle obj, dltensor<Args...> &out, bo
 }
 
 template <typename... Args>
-DLTENSOR_HOT_INLINE dltensor<Args...> dltensor<Args...>::allocated(int rc, dlt::imported &im) {
+DLTENSOR_HOT_INLINE dltensor<Args...> dltensor<Args...>::allocated(int rc, dlt::imported &im, size_t) {
     if (rc > 0) throw std::invalid_argument(dlt::empty_shape_message);
     if (rc < 0) throw error_already_set();
     object owner = reinterpret_steal<object>(im.owner.release());
@@ -649,25 +544,6 @@ DLTENSOR_HOT_INLINE dltensor<Args...> dltensor<Args...>::allocated(int rc, dlt::
     if (!h) throw error_already_set();
     h->set_source(im.source, im.source_framework);
     return dltensor(h, true);
-}
-
-template <typename... Args>
-dltensor<Args...> dltensor<Args...>::empty(size_t ndim, const size_t *shape, int device_id) {
-    dlt::imported im;
-    return allocated(dlt::allocate_empty<Config, Scalar>(shape, ndim, DeviceType, device_id, ReadOnly, im), im);
-}
-
-template <typename... Args>
-template <typename... Args2>
-dltensor<Args...> dltensor<Args...>::empty_like(const dltensor<Args2...> &like, size_t ndim, const size_t *shape) {
-    if (!like.is_valid()) throw std::invalid_argument("dltensor::empty_like(): the tensor to follow is empty");
-    const int framework = like.m_handle->source_framework();
-    dlt::imported im;
-    dltensor result = allocated(dlt::allocate_like<Config, Scalar>(shape, ndim, framework,
-                                                                   {like.device_type(), like.device_id()}, ReadOnly, im),
-                                im);
-    result.m_return_framework = framework;
-    return result;
 }
 
 template <typename... Args>

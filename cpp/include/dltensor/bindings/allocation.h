@@ -34,10 +34,7 @@ inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, cons
                                      int32_t expected_ndim, dlpack::Device device, char order,
                                      imported &out, bool read_only = false) noexcept {
     if ((expected_ndim >= 0 && ndim != (size_t) expected_ndim) || ndim > (size_t) dlpack::max_ndim) return 1;
-    if (!enter_interpreter()) {
-        PyErr_SetString(PyExc_RuntimeError, sub_interpreter_message);
-        return -1;
-    }
+    if (!enter_interpreter_or_raise()) return -1;
     for (size_t i = 0; i < ndim; ++i) {
         if (shape[i] > (size_t) INT64_MAX) return 1;
         out.shape[i] = (int64_t) shape[i];

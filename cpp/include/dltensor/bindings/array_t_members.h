@@ -28,8 +28,11 @@
 #include <type_traits>
 #include <utility>
 
+#include "allocation.h"
 #include "construction.h"
+#include "../tensor/annotations.h"
 #include "../tensor/dlpack.h"
+#include "../tensor/requirements.h"
 #include "../tensor/strides.h"
 
 namespace dlt {
@@ -78,6 +81,31 @@ struct unchecked_view : View,
     using members::mutable_data;
     using members::size;
 };
+
+/// `View` itself when it has `view_members` (the pybind11 backend's views), else `unchecked_view<View>`.
+template <typename View, typename Scalar = std::remove_pointer_t<decltype(std::declval<const View &>().data())>>
+using unchecked_view_t =
+    std::conditional_t<std::is_base_of_v<view_members<View, Scalar>, View>, View, unchecked_view<View>>;
+
+/// The compile-time rules of `view<...>()` on both backends: a tensor of dtype `S1` and shape annotation
+/// `Shape1`, viewed with dtype `S2` and shape `Shape2` (`tags::shape` or `any_shape`; void: no dtype).
+template <typename S1, typename Shape1, typename S2, typename Shape2> struct view_rules {
+    static_assert(std::is_void_v<S1> || std::is_void_v<S2> || std::is_same_v<S1, S2>,
+                  "view<...>(): the dtype contradicts the tensor's dtype annotation");
+    static_assert(view_shape_possible(Shape1::ndim, Shape1::extents, Shape2::ndim, Shape2::extents),
+                  "view<...>(): the shape's element count differs from the tensor's fixed shape");
+    /// Another fixed shape of as many elements over the same contiguous memory.
+    static constexpr bool reshaped = Shape2::ndim >= 0 && static_size(Shape2::ndim, Shape2::extents) >= 0 &&
+                                     !shapes_agree(Shape1::ndim, Shape1::extents, Shape2::ndim, Shape2::extents);
+    /// The view takes (some) extents from the tensor, whose ndim must then be the view's.
+    static constexpr bool takes_extents = Shape2::ndim >= 0 && static_size(Shape2::ndim, Shape2::extents) < 0;
+};
+
+/// The run-time rule of `view<...>()`: a valid tensor of `ndim` dimensions viewed with `view_ndim`.
+inline void check_view_ndim(bool valid, size_t ndim, int32_t view_ndim) {
+    if (valid && ndim != (size_t) view_ndim)
+        throw std::invalid_argument("view<...>(): the view's ndim differs from the tensor's");
+}
 
 /// Has `T` a size and elements (`std::size`, `std::begin`): a container, `std::array` or C array.
 template <typename T, typename = void> struct is_sized_range : std::false_type { };
@@ -169,7 +197,43 @@ public:
         return t;
     }
 
-    /// `Derived::empty(ndim, shape, device_id)` (each backend's) with the shape as a braced list.
+    /// pybind11's `array_t::unchecked<N>()`: a read-only view with `Dims` dimensions (default: annotated),
+    /// with `data(i, j)` and `size()` (`view_members`).
+    template <int64_t Dims = -1> auto unchecked() const {
+        static_assert(Dims < 0 || N < 0 || Dims == N, "unchecked<N>(): N contradicts the tensor's annotated ndim");
+        using S = std::add_const_t<std::remove_cv_t<Scalar>>;
+        if constexpr (Dims < 0) return unchecked_view_t<decltype(self().template view<S>())>(self().template view<S>());
+        else {
+            using D = typename Derived::template ndim_annotation<(size_t) Dims>;
+            return unchecked_view_t<decltype(self().template view<S, D>())>(self().template view<S, D>());
+        }
+    }
+
+    /// pybind11's `array_t::mutable_unchecked<N>()`: a writable view, plus `mutable_data(i, j)`; a compile
+    /// error on read-only tensors.
+    template <int64_t Dims = -1> auto mutable_unchecked() const {
+        static_assert(!ReadOnly, "py::dltensor::mutable_unchecked(): the tensor is read-only (const dtype or "
+                                 "py::ro); use unchecked()");
+        static_assert(Dims < 0 || N < 0 || Dims == N,
+                      "mutable_unchecked<N>(): N contradicts the tensor's annotated ndim");
+        if constexpr (Dims < 0) return unchecked_view_t<decltype(self().view())>(self().view());
+        else {
+            using D = typename Derived::template ndim_annotation<(size_t) Dims>;
+            return unchecked_view_t<decltype(self().template view<D>())>(self().template view<D>());
+        }
+    }
+
+    /// Allocates an uninitialized tensor of this type for C++ to fill and return (`py::array_t<T>(shape)`):
+    /// by the annotated framework (else NumPy on the CPU, PyTorch elsewhere: allocation.h), on the
+    /// annotated device (CPU when none) and `device_id`, in the annotated order. Needs a dtype. Throws the
+    /// backend's Python error when allocation fails, `std::invalid_argument` for a shape of another ndim.
+    static Derived empty(size_t ndim, const size_t *shape, int device_id = 0) {
+        imported im;
+        const int rc = allocate_empty<typename Derived::Config, Scalar>(shape, ndim, Derived::DeviceType, device_id,
+                                                                        ReadOnly, im);
+        return Derived::allocated(rc, im, ndim);
+    }
+    /// The same with the shape as a braced list.
     static Derived empty(std::initializer_list<size_t> shape, int device_id = 0) {
         return Derived::empty(shape.size(), shape.begin(), device_id);
     }
@@ -181,8 +245,19 @@ public:
         return Derived::empty(e.n, e.v, device_id);
     }
 
-    /// `Derived::empty_like(like, ndim, shape)` (each backend's: a new tensor in the framework and on the
-    /// device of `like`, returned in that framework) with the shape as a braced list or a container.
+    /// Answers in the caller's framework: a new tensor (as `empty()`) on the device of `like` (an argument),
+    /// allocated by `like`'s framework where it allocates (NumPy, PyTorch, PaddlePaddle; else NumPy's on the
+    /// CPU) and returned as `return_like(like)` makes it. Needs no framework annotation.
+    template <typename Like> static Derived empty_like(const Like &like, size_t ndim, const size_t *shape) {
+        if (!like.is_valid()) throw std::invalid_argument("dltensor::empty_like(): the tensor to follow is empty");
+        imported im;
+        const int rc = allocate_like<typename Derived::Config, Scalar>(
+            shape, ndim, like.source_framework(), {like.device_type(), like.device_id()}, ReadOnly, im);
+        Derived result = Derived::allocated(rc, im, ndim);
+        result.return_like(like);
+        return result;
+    }
+    /// The same with the shape as a braced list or a container.
     template <typename Like> static Derived empty_like(const Like &like, std::initializer_list<size_t> shape) {
         return Derived::empty_like(like, shape.size(), shape.begin());
     }
@@ -190,6 +265,15 @@ public:
     static Derived empty_like(const Like &like, const Shape &shape) {
         const extent_list e(shape, "empty_like");
         return Derived::empty_like(like, e.n, e.v);
+    }
+
+    /// Makes this tensor return in the framework of `like` (an argument) when its annotation names none:
+    /// NumPy in, NumPy out; PyTorch in, PyTorch out. A `like` of no known framework changes nothing.
+    template <typename Like> Derived &return_like(const Like &like) noexcept {
+        static_assert(Derived::Config::Framework::value == 0, DLTENSOR_FOLLOW_ANNOTATED_MESSAGE);
+        Derived &d = static_cast<Derived &>(*this);
+        d.m_return_framework = like.source_framework();
+        return d;
     }
 
     /// A new tensor (allocated as `Derived::empty(shape)`: the annotated framework's, in the annotated

@@ -129,6 +129,13 @@ DLTENSOR_NOINLINE inline bool enter_interpreter_out_of_line() noexcept {
 inline constexpr const char *sub_interpreter_message =
     "dltensor: this sub-interpreter's state could not be made (out of memory)";
 
+/// enter_interpreter() that sets the RuntimeError of sub_interpreter_message when it fails.
+DLTENSOR_HOT_INLINE bool enter_interpreter_or_raise() noexcept {
+    if (enter_interpreter()) return true;
+    PyErr_SetString(PyExc_RuntimeError, sub_interpreter_message);
+    return false;
+}
+
 namespace detail {
 template <typename T> struct process_slot {
     static std::atomic<const T *> value;
