@@ -57,6 +57,7 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 #include "bindings/array_t_members.h"
 #include "bindings/caster_protocol.h"
 #include "bindings/construction.h"
+#include "bindings/handle_tensor.h"
 #include "bindings/strided_view.h"
 #include "core/converted_arguments.h"
 #include "tensor/dtypes.h"
@@ -97,65 +98,43 @@ inline void explain_refusals(module_ &m) {
 template <typename Scalar, size_t Dim> using dltensor_view = dlt::strided_view<Scalar, Dim>;
 
 template <typename... Args>
-class dltensor : public dlt::array_t_members<dltensor<Args...>, typename dlt::config<Args...>::Scalar,
+class dltensor : public dlt::handle_tensor<dlt::config<Args...>>,
+                 public dlt::array_t_members<dltensor<Args...>, typename dlt::config<Args...>::Scalar,
                                              dlt::config<Args...>::N, dlt::config<Args...>::read_only, pybind11::handle> {
     template <typename...> friend class dltensor;
     template <typename, typename> friend class detail::type_caster;
     template <typename, typename, int32_t, bool, typename> friend class dlt::array_t_members;
+    using base = dlt::handle_tensor<dlt::config<Args...>>;
     using members = dlt::array_t_members<dltensor<Args...>, typename dlt::config<Args...>::Scalar,
                                          dlt::config<Args...>::N, dlt::config<Args...>::read_only, pybind11::handle>;
 
 public:
     using Config = dlt::config<Args...>;
-    using Scalar = typename Config::Scalar;
+    using typename base::Scalar;
+    using typename base::VoidPtr;
+    using base::data;
     using members::data;
-    static constexpr bool ReadOnly = Config::read_only;
-    static constexpr char Order = Config::Order::value;
-    static constexpr int DeviceType = Config::Device::value;
-    using VoidPtr = std::conditional_t<ReadOnly, const void *, void *>;
+    using base::DeviceType;
+    using base::Order;
+    using base::ReadOnly;
     template <size_t N> using ndim_annotation = pybind11::ndim<N>;  ///< what unchecked<N>() views with
 
     dltensor() = default;
-    ~dltensor() { if (m_handle) m_handle->dec_ref(); }
-    dltensor(const dltensor &o) : m_handle(o.m_handle), m_owned(o.m_owned), m_return_framework(o.m_return_framework) {
-        if (m_handle) m_handle->inc_ref();
-    }
-    dltensor(dltensor &&o) noexcept : m_handle(o.m_handle), m_owned(o.m_owned), m_return_framework(o.m_return_framework) {
-        o.m_handle = nullptr;
-    }
-    dltensor &operator=(dltensor o) noexcept {
-        std::swap(m_handle, o.m_handle);
-        std::swap(m_owned, o.m_owned);
-        std::swap(m_return_framework, o.m_return_framework);
-        return *this;
-    }
 
-    /// Adopts another `dltensor`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
-    /// A read-only tensor adopted from a writable one gets a read-only handle of its own (kept alive by the
+    /// Adopts another `dltensor`'s tensor (no checks, as `nb::ndarray`'s converting constructor). A
+    /// read-only tensor adopted from a writable one gets a read-only handle of its own (kept alive by the
     /// other's), so that its exports are read-only as the nanobind backend's are. Needs the GIL then.
-    template <typename... Args2>
-    explicit dltensor(const dltensor<Args2...> &o)
-        : m_handle(o.m_handle), m_owned(o.m_owned), m_return_framework(o.m_return_framework) {
-        if (!m_handle) return;
-        if (!ReadOnly || m_handle->read_only()) {
-            m_handle->inc_ref();
-            return;
-        }
-        const object keep = reinterpret_steal<object>(dlt::make_exported(o.m_handle));
-        m_handle = keep ? dlt::tensor_handle::create(o.m_handle->tensor(), keep.ptr(), true, o.m_handle->stream())
-                        : nullptr;
-        if (!m_handle) throw error_already_set();
-        m_handle->set_source(o.m_handle->source(), o.m_handle->source_framework());
+    template <typename... Args2> explicit dltensor(const dltensor<Args2...> &o) {
+        if (!this->adopt_handle(o)) throw error_already_set();
     }
 
-    /// A view of memory that C++ provides. `owner` keeps it alive; `py::handle()` says that the memory
-    /// outlives the tensor (static data), and the `automatic` return policy then copies it. Strides count
-    /// elements (unsigned braced strides are a compile error: see construction.h); NULL strides follow
-    /// `order`. Leaving the owner out is a compile error: see DLTENSOR_OWNERLESS_MESSAGE.
+    /// A view of memory that C++ provides; `owner` keeps it alive (`py::handle()`: static memory, which
+    /// the `automatic` policy copies). Strides count elements; NULL strides follow `order`.
     dltensor(VoidPtr data, size_t ndim, const size_t *shape, pybind11::handle owner, const int64_t *strides = nullptr,
              dlt::dlpack::DataType dtype = dlt::dtype_of<Scalar>(), int device_type = DeviceType,
              int device_id = 0, char order = Order, uint64_t byte_offset = 0) {
-        init(data, ndim, shape, owner, strides, dtype, device_type, device_id, order, byte_offset);
+        if (!this->make(data, ndim, shape, owner.ptr(), strides, dtype, device_type, device_id, order, byte_offset))
+            throw error_already_set();
     }
 
     dltensor(VoidPtr data, std::initializer_list<size_t> shape, pybind11::handle owner,
@@ -164,12 +143,13 @@ public:
              int device_id = 0, char order = Order, uint64_t byte_offset = 0) {
         const dlt::shape_array dims(shape, Config::N, Config::Shape::extents);
         const dlt::strides_array steps(strides, dims.n);
-        init(data, dims.n, dims.v, owner, steps.get(), dtype, device_type, device_id, order, byte_offset);
+        if (!this->make(data, dims.n, dims.v, owner.ptr(), steps.get(), dtype, device_type, device_id, order,
+                        byte_offset))
+            throw error_already_set();
     }
 
-    /// pybind11's `py::array_t<T, flags> a(obj)` in a function body: binds the Python object `obj` (any
-    /// `py::handle` / `py::object`) with a parameter's rules, conversion allowed, as `py::cast<dltensor>(obj)`
-    /// does, and throws as it does (`py::dltensor_cast_error`: a `TypeError` in Python that says why).
+    /// pybind11's `py::array_t<T, flags> a(obj)`: binds `obj` with a parameter's rules, conversion allowed,
+    /// as `py::cast<dltensor>(obj)` does, and throws as it does (`py::dltensor_cast_error`, a TypeError).
     template <typename Object, std::enable_if_t<std::is_base_of_v<pybind11::handle, Object>, int> = 0>
     explicit dltensor(const Object &obj);
     /// The same for an item or attribute (`d["k"]`, `l[i]`, `obj.attr("x")`).
@@ -188,125 +168,18 @@ public:
         static_assert(dlt::ownerless_allowed<NoOwner>, DLTENSOR_OWNERLESS_MESSAGE);
     }
 
-    dlt::dlpack::DataType dtype() const { return t().dtype; }
-    size_t ndim() const { return m_handle ? (size_t) t().ndim : 0; }
-    size_t shape(size_t i) const { return (size_t) t().shape[i]; }
-    int64_t stride(size_t i) const { return t().strides[i]; }
-    const int64_t *shape_ptr() const { return t().shape; }
-    const int64_t *stride_ptr() const { return t().strides; }
-    bool is_valid() const { return m_handle != nullptr; }
-    int device_type() const { return t().device.device_type; }
-    int device_id() const { return t().device.device_id; }
-    void *data_handle() const { return t().data; }
-    uint64_t byte_offset() const { return t().byte_offset; }
-    dlt::tensor_handle *handle() const { return m_handle; }
-    static constexpr bool read_only() noexcept { return ReadOnly; }
-    /// See the nanobind backend: the producer's stream for exchange-API imports, else NULL.
-    void *stream() const { return m_handle ? m_handle->stream() : nullptr; }
-
-    size_t size() const {
-        size_t n = is_valid();
-        for (size_t i = 0; i < ndim(); ++i) n *= shape(i);
-        return n;
-    }
-    size_t itemsize() const { return ((size_t) dtype().bits + 7) / 8; }
-    size_t nbytes() const { return dlt::byte_count(size(), dtype().bits); }  ///< SIZE_MAX where it overflows
-
-    Scalar *data() const { return (Scalar *) first_byte_whole(); }
-
-    template <typename... Ix> auto &operator()(Ix... indices) const {
-        static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "operator(): annotate a dtype");
-        static_assert(Config::N >= 0 && sizeof...(Ix) == (size_t) Config::N,
-                      "operator(): annotate shape<...>/ndim<N> and pass one index per dimension");
-        const int64_t idx[] = {(int64_t) indices..., 0};
-        int64_t off = 0;
-        for (size_t i = 0; i < sizeof...(Ix); ++i) off += idx[i] * t().strides[i];
-        return ((Scalar *) first_byte())[off];
-    }
-
-    /// A strided view (`py::dltensor_view`) under the rules of array_t_members.h's view_rules; another fixed
-    /// shape needs a `c_contig` or `f_contig` tensor. A view of a read-only tensor stays read-only.
-    template <typename... Args2> auto view() const {
-        using C2 = dlt::config<Args2...>;
-        using S1 = std::remove_cv_t<typename Config::Scalar>;
-        using S2 = std::remove_cv_t<typename C2::Scalar>;
-        using rules = dlt::view_rules<S1, typename Config::Shape, S2, typename C2::Shape>;
-        using S = std::conditional_t<std::is_void_v<S2>, S1, S2>;
-        constexpr int32_t N = C2::N >= 0 ? C2::N : Config::N;
-        static_assert(!std::is_void_v<S>, "view(): needs a dtype");
-        static_assert(N >= 0, "view(): needs shape<...> or ndim<N>");
-        using V = std::conditional_t<ReadOnly || C2::read_only, const S, S>;
-        V *first = (V *) first_byte_whole();
-        if constexpr (rules::reshaped) {  // another fixed shape over the same contiguous memory
-            static_assert(Order == 'C' || Order == 'F', "view<...>() with another shape needs contiguous memory: "
-                                                        "annotate the tensor py::c_contig or py::f_contig");
-            if (m_handle && size() != (size_t) dlt::static_size(C2::N, C2::Shape::extents))
-                throw std::invalid_argument("view<...>(): the view's shape holds another number of elements");
-            return dltensor_view<V, (size_t) N>::contiguous(first, C2::Shape::extents, Order);
-        } else {
-            dlt::check_view_ndim(m_handle != nullptr, ndim(), N);
-            return dltensor_view<V, (size_t) N>(first, t().shape, t().strides);
-        }
-    }
-
     /// What keeps this tensor's memory alive, for a view of it (`leading()`): its owner; empty for owner-less
     /// memory.
     object memory_owner() const {
-        return m_handle && m_handle->owner() ? reinterpret_borrow<object>(m_handle->owner()) : object();
+        dlt::tensor_handle *h = this->handle();
+        return h && h->owner() ? reinterpret_borrow<object>(h->owner()) : object();
     }
 
     /// Wraps the tensor in a Python object of the annotated framework.
     object cast(return_value_policy policy = return_value_policy::automatic, pybind11::handle parent = {}) const;
 
 private:
-    explicit dltensor(dlt::tensor_handle *adopted, bool owned) noexcept : m_handle(adopted), m_owned(owned) { }
-    int source_framework() const noexcept { return m_handle ? m_handle->source_framework() : 0; }
-
-    /// Drops the tensor now, for a caller that holds the GIL and entered the interpreter (a return's cast
-    /// of an rvalue): see tensor_handle::dec_ref_in_entered_interpreter().
-    void release_entered() noexcept {
-        if (m_handle) m_handle->dec_ref_in_entered_interpreter();
-        m_handle = nullptr;
-    }
-
-    const dlt::dlpack::Tensor &t() const { return m_handle->tensor(); }
-
-    /// The first element's address.
-    uint8_t *first_byte() const { return (uint8_t *) t().data + t().byte_offset; }
-    /// first_byte() as one value for the optimizer (config.h: DLTENSOR_ONE_VALUE), not base and offset apart:
-    /// for data() and view(), which a kernel holds across its loops (per element, in operator(), it costs).
-    uint8_t *first_byte_whole() const {
-        uint8_t *p = first_byte();
-        DLTENSOR_ONE_VALUE(p);
-        return p;
-    }
-
-    void init(VoidPtr data, size_t nd, const size_t *shape, pybind11::handle owner, const int64_t *strides,
-              dlt::dlpack::DataType dtype, int device_type, int device_id, char order, uint64_t byte_offset) {
-        if (nd > (size_t) dlt::dlpack::max_ndim) throw std::invalid_argument("dltensor: too many dimensions");
-        const dlt::extents_as<int64_t, size_t> dims(shape, nd);
-        dlt::dlpack::Tensor tensor{};
-        tensor.data = const_cast<void *>(data);
-        tensor.device = {device_type ? device_type : (int) dlt::dlpack::cpu, device_id};
-        tensor.ndim = (int32_t) nd;
-        tensor.dtype = dtype;
-        tensor.shape = dims.get();
-        tensor.strides = const_cast<int64_t *>(strides);
-        tensor.byte_offset = byte_offset;
-        if (owner.ptr() && !dlt::enter_interpreter_out_of_line()) {  // the owner is this interpreter's (handle.h)
-            PyErr_SetString(PyExc_RuntimeError, dlt::sub_interpreter_message);
-            throw error_already_set();
-        }
-        m_handle = dlt::tensor_handle::create_inline(tensor, owner.ptr(), ReadOnly, nullptr, order == 'F' ? 'F' : 'C');
-        if (!m_handle) throw error_already_set();
-        m_owned = owner.ptr() != nullptr;
-    }
-
-    dlt::tensor_handle *m_handle = nullptr;
-    bool m_owned = false;  ///< an owner keeps the memory alive (imported, allocated, or given one)
-    /// The framework to return in when the annotation names none (return_like(), empty_like(): the
-    /// followed tensor's source framework); 0: none to follow.
-    int m_return_framework = 0;
+    explicit dltensor(dlt::tensor_handle *adopted, bool owned) noexcept : base(adopted, owned) { }
 
     /// The tensor that empty() or empty_like() allocated (`rc`, `im`: allocate_empty()'s), or their throw.
     static dltensor allocated(int rc, dlt::imported &im, size_t ndim);

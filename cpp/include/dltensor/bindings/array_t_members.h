@@ -227,7 +227,7 @@ public:
     /// by the annotated framework (else NumPy on the CPU, PyTorch elsewhere: allocation.h), on the
     /// annotated device (CPU when none) and `device_id`, in the annotated order. Needs a dtype. Throws the
     /// backend's Python error when allocation fails, `std::invalid_argument` for a shape of another ndim.
-    static Derived empty(size_t ndim, const size_t *shape, int device_id = 0) {
+    DLTENSOR_HOT_INLINE static Derived empty(size_t ndim, const size_t *shape, int device_id = 0) {
         imported im;
         const int rc = allocate_empty<typename Derived::Config, Scalar>(shape, ndim, Derived::DeviceType, device_id,
                                                                         ReadOnly, im);

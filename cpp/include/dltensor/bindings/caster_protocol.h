@@ -26,15 +26,15 @@ public:
     }
 
     /// Records what the import consumed (NULL: nothing) and tells an enclosing container's caster.
-    void note(PyObject *consumed, PyObject *owner) noexcept {
+    DLTENSOR_HOT_INLINE void note(PyObject *consumed, PyObject *owner) noexcept {
         m_capsule = consumed;
         if (consumed) detail::note_consumed_capsule(consumed, owner);
     }
     /// The value went to the call (or to the caller of `cast`): the capsule stays consumed.
-    void take() noexcept { m_taken = true; }
+    DLTENSOR_HOT_INLINE void take() noexcept { m_taken = true; }
     /// In the caster's destructor: hands the capsule its tensor back unless taken. `owner`: the tensor's
     /// owner while only the caster holds the tensor, else NULL.
-    void restore_untaken(PyObject *owner) noexcept {
+    DLTENSOR_HOT_INLINE void restore_untaken(PyObject *owner) noexcept {
         if (m_capsule && !m_taken && owner) detail::restore_consumed_capsule(m_capsule, owner);
     }
 

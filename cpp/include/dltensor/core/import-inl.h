@@ -64,7 +64,7 @@ DLTENSOR_HOT_INLINE mismatch import_exchange(PyObject *src, const producer_info 
 /// object itself is the owner, so the view stays valid as long as the tensor does (NumPy refuses to resize
 /// an array that others reference). `exact`: only the framework's main type (`numpy.ndarray` itself); else
 /// also what only this reader can read (ml_dtypes' bfloat16 and float8, which have no public route).
-/// `read`: the framework's `read` hook, or (NumPy's, on the hot path) that function itself, so that it inlines.
+/// `read`: the framework's `read` hook, or (registry.h: inlined_reader) that function itself, so that it inlines.
 template <typename Read>
 inline mismatch import_own(PyObject *src, Read &&read, const requirements &r, imported &out,
                            bool exact = true) noexcept {
@@ -113,20 +113,21 @@ inline mismatch import_by_other_routes(PyObject *src, const producer_info &info,
                                        imported &out, route path) noexcept {
     const framework *f = framework_by_id(info.framework_id);
     mismatch m = mismatch::invalid;
-    if (path == route::framework_reader && f != &numpy_framework) m = import_own(src, f->read, r, out);
+    if (path == route::framework_reader && info.framework_id != inlined_reader::framework)
+        m = import_own(src, f->read, r, out);
     if (m == mismatch::invalid) m = import_portable(src, info, r, out);  // not a plain, exact ndarray
     if (m == mismatch::invalid && f && f->read) m = import_own(src, f->read, r, out, false);  // ml_dtypes
     return m;
 }
 
-/// Imports `src` through its type's route (the portable one with the fast paths off). NumPy's reader is
-/// called directly (inlined: the hot path of NumPy arguments), any other framework's by pointer.
+/// Imports `src` through its type's route (the portable one with the fast paths off). One framework's
+/// reader is called directly, inlined (registry.h: inlined_reader), any other's by pointer.
 DLTENSOR_HOT_INLINE mismatch import_by_route(PyObject *src, const producer_info &info, const requirements &r,
                                              imported &out) noexcept {
     const route path = fast_paths_enabled() ? (route) info.path : route::portable;
     if (path == route::exchange) return import_exchange(src, info, r, out);
-    if (path == route::framework_reader && info.framework_id == fw_numpy) {
-        const mismatch m = import_own(src, frameworks::numpy::read, r, out);
+    if (path == route::framework_reader && info.framework_id == inlined_reader::framework) {
+        const mismatch m = import_own(src, inlined_reader::read, r, out);
         if (m != mismatch::invalid) return m;
     }
     return import_by_other_routes(src, info, r, out, path);

@@ -6,11 +6,20 @@
 #include "cupy-inl.h"
 #include "jax-inl.h"
 #include "mlx-inl.h"
+#include "numpy-inl.h"
 #include "paddle-inl.h"
 #include "pytorch-inl.h"
 #include "tensorflow-inl.h"
 
 namespace dlt {
+
+/// The framework whose reader the importer calls directly, inlined: NumPy's, the hot path of most
+/// arguments (bench/results/callgrind_steps.md). Every other framework's reader is called through its
+/// record (`framework::read`).
+struct inlined_reader {
+    static constexpr int framework = fw_numpy;
+    static constexpr auto &read = frameworks::numpy::read;
+};
 
 namespace detail {
 /// Every framework, by number (NULL: no framework has the number).
