@@ -16,10 +16,12 @@
 
 // The oldest nanobind dltensor supports (README: Supported versions; CI proves it with
 // tests/test_python_versions.py). nanobind <= 2.12 lacks the ndarray API this header uses.
+// clang-format off: diagnostics on one line each
 #if NB_VERSION_MAJOR < 2 || (NB_VERSION_MAJOR == 2 && NB_VERSION_MINOR < 13)
 #  pragma message("dltensor: found nanobind " DLTENSOR_VERSION_STR(NB_VERSION_MAJOR) "." DLTENSOR_VERSION_STR(NB_VERSION_MINOR))
 #  error "dltensor needs nanobind >= 2.13 (found an older nanobind, named above)"
 #endif
+// clang-format on
 
 #include <array>
 #include <list>
@@ -39,7 +41,7 @@
 #include "tensor/dtypes.h"
 #include "python/handle.h"
 #include "core/import.h"
-#include "python/producer_error.h"   // an interrupt raised in a producer
+#include "python/producer_error.h"  // an interrupt raised in a producer
 #include "tensor/refusal.h"
 #include "core/refusal_errors.h"
 #include "core/refusal_log.h"
@@ -70,10 +72,10 @@ template <> struct dtype_traits<dlt::bfloat16> {
     static constexpr auto name = const_name("bfloat16");
 };
 // ... and the 1-byte float8 storage types, by their DLPack codes (numbers: nanobind 2.x names none of them).
-#define DLTENSOR_FLOAT8_DTYPE_TRAITS(T)                                                                     \
-    template <> struct dtype_traits<dlt::T> {                                                               \
-        static constexpr dlpack::dtype value{(uint8_t) dlt::T::code, 8, 1};                                 \
-        static constexpr auto name = const_name(#T);                                                        \
+#define DLTENSOR_FLOAT8_DTYPE_TRAITS(T)                                                                                \
+    template <> struct dtype_traits<dlt::T> {                                                                          \
+        static constexpr dlpack::dtype value{(uint8_t) dlt::T::code, 8, 1};                                            \
+        static constexpr auto name = const_name(#T);                                                                   \
     };
 DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e3m4)
 DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e4m3)
@@ -86,24 +88,26 @@ DLTENSOR_FLOAT8_DTYPE_TRAITS(float8_e8m0fnu)
 #undef DLTENSOR_FLOAT8_DTYPE_TRAITS
 
 /// nanobind's shape annotation as dltensor's (`ndim`, `extents`; -1 for a free extent).
-template <typename Shape> struct dltensor_shape { using type = dlt::any_shape; };
-template <ssize_t... Is> struct dltensor_shape<shape<Is...>> { using type = dlt::tags::shape<(int64_t) Is...>; };
+template <typename Shape> struct dltensor_shape {
+    using type = dlt::any_shape;
+};
+template <ssize_t... Is> struct dltensor_shape<shape<Is...>> {
+    using type = dlt::tags::shape<(int64_t) Is...>;
+};
 template <typename Config> using dltensor_shape_t = typename dltensor_shape<typename Config::Shape>::type;
 
 /// A parameter's annotations, collected by nanobind's config, in the backend-independent run-time form.
 template <typename Config> constexpr dlt::requirements dltensor_requirements() {
     using Scalar = typename Config::Scalar;
-    return dlt::requirements_of<Scalar>(Config::N, dltensor_shape_t<Config>::extents,
-                                        Config::DeviceType::value, (char) Config::Order::value,
-                                        std::is_const_v<Scalar>, Config::Framework::value);
+    return dlt::requirements_of<Scalar>(Config::N, dltensor_shape_t<Config>::extents, Config::DeviceType::value,
+                                        (char) Config::Order::value, std::is_const_v<Scalar>, Config::Framework::value);
 }
 
 /// Framework a returned tensor becomes: the annotated one, else an array-API object (`__dlpack__` and
 /// `__dlpack_device__`), never a bare capsule.
 template <typename Config>
 using dltensor_framework =
-    std::conditional_t<std::is_same_v<typename Config::Framework, no_framework>, array_api,
-                       typename Config::Framework>;
+    std::conditional_t<std::is_same_v<typename Config::Framework, no_framework>, array_api, typename Config::Framework>;
 
 /// A dltensor framework tag (frameworks/) that nanobind has none of its own for, as a nanobind tag
 /// (signatures name its type from the number: signature.h).
@@ -142,8 +146,8 @@ class dltensor : public ndarray<Args...>,
                                              ndarray<Args...>::Config::N, ndarray<Args...>::ReadOnly, handle> {
     static_assert(dlt::annotations_unique<detail::dltensor_kind_of, Args...>(), DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE);
     // nanobind takes every arithmetic type as a dtype; dltensor only those DLPack has (not long double).
-    static_assert((dlt::annotation_known<Args, !detail::is_ndarray_scalar_v<Args> ||
-                                                   dlt::dtype_of<Args>().bits != 0>() && ...));
+    static_assert(
+        (dlt::annotation_known<Args, !detail::is_ndarray_scalar_v<Args> || dlt::dtype_of<Args>().bits != 0>() && ...));
 
     using base = ndarray<Args...>;
     using members = dlt::array_t_members<dltensor<Args...>, typename ndarray<Args...>::Scalar,
@@ -175,18 +179,17 @@ public:
     /// policy then copies it. Strides count elements (unsigned braced strides are a compile error: see
     /// construction.h). Leaving the owner out is a compile error: see DLTENSOR_OWNERLESS_MESSAGE.
     dltensor(VoidPtr data, size_t ndim, const size_t *shape, handle owner, const int64_t *strides = nullptr,
-             dlpack::dtype dtype = nanobind::dtype<Scalar>(), int device_type = base::DeviceType,
-             int device_id = 0, char order = base::Order, uint64_t byte_offset = 0)
+             dlpack::dtype dtype = nanobind::dtype<Scalar>(), int device_type = base::DeviceType, int device_id = 0,
+             char order = base::Order, uint64_t byte_offset = 0)
         : base(data, ndim, shape, owner, strides, dtype, device_type, device_id, order, byte_offset),
           m_owner(owner.ptr()) { }
 
     dltensor(VoidPtr data, std::initializer_list<size_t> shape, handle owner,
-             std::initializer_list<dlt::element_stride> strides = { },
-             dlpack::dtype dtype = nanobind::dtype<Scalar>(), int device_type = base::DeviceType,
-             int device_id = 0, char order = base::Order, uint64_t byte_offset = 0)
+             std::initializer_list<dlt::element_stride> strides = {}, dlpack::dtype dtype = nanobind::dtype<Scalar>(),
+             int device_type = base::DeviceType, int device_id = 0, char order = base::Order, uint64_t byte_offset = 0)
         : dltensor(dlt::construct_tag(), data,
-                   dlt::shape_array(shape, Config::N, detail::dltensor_shape_t<Config>::extents),
-                   owner, strides, dtype, device_type, device_id, order, byte_offset) { }
+                   dlt::shape_array(shape, Config::N, detail::dltensor_shape_t<Config>::extents), owner, strides, dtype,
+                   device_type, device_id, order, byte_offset) { }
 
     template <typename NoOwner = void>
     DLTENSOR_OWNERLESS dltensor(VoidPtr data, size_t ndim, const size_t *shape)
@@ -227,8 +230,8 @@ public:
         using rules = dlt::view_rules<std::remove_cv_t<Scalar>, detail::dltensor_shape_t<Config>,
                                       std::remove_cv_t<typename C2::Scalar>, detail::dltensor_shape_t<C2>>;
         if constexpr (rules::takes_extents) dlt::check_view_ndim(this->is_valid(), this->ndim(), C2::N);
-        return base::template view<std::conditional_t<ReadOnly && detail::is_ndarray_scalar_v<Args2>,
-                                                      const Args2, Args2>...>();
+        return base::template view<
+            std::conditional_t<ReadOnly && detail::is_ndarray_scalar_v<Args2>, const Args2, Args2>...>();
     }
 
     /// Does the binding promise not to write (const dtype or `ro`)? A read-only source binds only then.
@@ -256,8 +259,8 @@ private:
     int source_framework() const noexcept { return m_source_framework; }
 
     dltensor(dlt::construct_tag, VoidPtr data, const dlt::shape_array &shape, handle owner,
-             std::initializer_list<dlt::element_stride> strides, dlpack::dtype dtype, int device_type,
-             int device_id, char order, uint64_t byte_offset)
+             std::initializer_list<dlt::element_stride> strides, dlpack::dtype dtype, int device_type, int device_id,
+             char order, uint64_t byte_offset)
         : dltensor(data, shape.n, shape.v, owner, dlt::strides_array(strides, shape.n).get(), dtype, device_type,
                    device_id, order, byte_offset) { }
 
@@ -355,8 +358,8 @@ enum class dltensor_import_result { refused, none, tensor };
 /// for all annotation sets, so that each parameter type compiles only its value's construction): `none`
 /// when `src` is None and the parameter accepts it, `tensor` when `im` holds an imported tensor that meets
 /// `r`, `refused` (the refusal recorded or raised, see dltensor_refusal()) otherwise.
-inline dltensor_import_result dltensor_import(handle src, uint32_t flags, const dlt::requirements &r,
-                                              const char *name, dlt::imported &im) noexcept {
+inline dltensor_import_result dltensor_import(handle src, uint32_t flags, const dlt::requirements &r, const char *name,
+                                              dlt::imported &im) noexcept {
     if (src.is_none() && (flags & (uint32_t) cast_flags::accepts_none)) return dltensor_import_result::none;
     if (!dlt::import_tensor(src.ptr(), r, (flags & (uint32_t) cast_flags::convert) != 0, im)) {
         dltensor_refusal(src, flags, name);
@@ -389,9 +392,18 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         if (!p) return none().release();
         return from_cpp(*p, policy, list);
     }
-    explicit operator Value *() { m_consumed.take(); return &value; }
-    explicit operator Value &() { m_consumed.take(); return (Value &) value; }
-    explicit operator Value &&() { m_consumed.take(); return (Value &&) value; }
+    explicit operator Value *() {
+        m_consumed.take();
+        return &value;
+    }
+    explicit operator Value &() {
+        m_consumed.take();
+        return (Value &) value;
+    }
+    explicit operator Value &&() {
+        m_consumed.take();
+        return (Value &&) value;
+    }
     Value value;
     dlt::consumed_argument m_consumed;  ///< the caller's raw capsule that from_python() consumed
 
@@ -467,7 +479,6 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
             dlt::tensor_handle::borrowed(dltensor_view_of(tensor), owner, Value::ReadOnly, tensor.m_stream);
         return dlt::export_planned(&h, plan, parent);
     }
-
 };
 
 // Containers of tensors. A raw capsule that an element consumed is handed back when the container does
@@ -486,36 +497,46 @@ template <typename Container, typename Base> struct dltensor_container_caster : 
         dlt::detail::consumed_capsules_scope scope(m_consumed);
         return static_cast<Base &>(*this).from_python(src, flags, cleanup);
     }
-    explicit operator Container *() { m_consumed.take(); return static_cast<Base &>(*this).operator Container *(); }
-    explicit operator Container &() { m_consumed.take(); return static_cast<Base &>(*this).operator Container &(); }
-    explicit operator Container &&() { m_consumed.take(); return static_cast<Base &>(*this).operator Container &&(); }
+    explicit operator Container *() {
+        m_consumed.take();
+        return static_cast<Base &>(*this).operator Container *();
+    }
+    explicit operator Container &() {
+        m_consumed.take();
+        return static_cast<Base &>(*this).operator Container &();
+    }
+    explicit operator Container &&() {
+        m_consumed.take();
+        return static_cast<Base &>(*this).operator Container &&();
+    }
     dlt::detail::consumed_capsules m_consumed;
 };
 
 template <typename... A, typename Alloc>
 struct type_caster<std::vector<dltensor<A...>, Alloc>>
     : dltensor_container_caster<std::vector<dltensor<A...>, Alloc>,
-                                list_caster<std::vector<dltensor<A...>, Alloc>, dltensor<A...>>> {};
+                                list_caster<std::vector<dltensor<A...>, Alloc>, dltensor<A...>>> { };
 template <typename... A, typename Alloc>
 struct type_caster<std::list<dltensor<A...>, Alloc>>
     : dltensor_container_caster<std::list<dltensor<A...>, Alloc>,
-                                list_caster<std::list<dltensor<A...>, Alloc>, dltensor<A...>>> {};
+                                list_caster<std::list<dltensor<A...>, Alloc>, dltensor<A...>>> { };
 template <typename... A, size_t Size>
 struct type_caster<std::array<dltensor<A...>, Size>>
     : dltensor_container_caster<std::array<dltensor<A...>, Size>,
-                                array_caster<std::array<dltensor<A...>, Size>, dltensor<A...>, Size>> {};
+                                array_caster<std::array<dltensor<A...>, Size>, dltensor<A...>, Size>> { };
 template <typename... A>
 struct type_caster<std::optional<dltensor<A...>>>
     : dltensor_container_caster<std::optional<dltensor<A...>>,
-                                optional_caster<std::optional<dltensor<A...>>, dltensor<A...>>> {};
+                                optional_caster<std::optional<dltensor<A...>>, dltensor<A...>>> { };
 template <typename Key, typename... A, typename Compare, typename Alloc>
 struct type_caster<std::map<Key, dltensor<A...>, Compare, Alloc>>
     : dltensor_container_caster<std::map<Key, dltensor<A...>, Compare, Alloc>,
-                                dict_caster<std::map<Key, dltensor<A...>, Compare, Alloc>, Key, dltensor<A...>>> {};
+                                dict_caster<std::map<Key, dltensor<A...>, Compare, Alloc>, Key, dltensor<A...>>> { };
 template <typename Key, typename... A, typename Hash, typename Equal>  // the shape of nanobind's own
 struct type_caster<std::unordered_map<Key, dltensor<A...>, Hash, Equal>>
-    : dltensor_container_caster<std::unordered_map<Key, dltensor<A...>, Hash, Equal>,
-                                dict_caster<std::unordered_map<Key, dltensor<A...>, Hash, Equal>, Key, dltensor<A...>>> {};
+    : dltensor_container_caster<
+          std::unordered_map<Key, dltensor<A...>, Hash, Equal>,
+          dict_caster<std::unordered_map<Key, dltensor<A...>, Hash, Equal>, Key, dltensor<A...>>> { };
 
 template <typename... Args> class dltensor_object : public object {
 public:
@@ -540,8 +561,7 @@ DLTENSOR_HOT_INLINE dltensor<Args...> dltensor<Args...>::allocated(int rc, dlt::
     object owner = steal(im.owner.release());
     const dlt::dlpack::Tensor &t = im.tensor;
     dltensor result((VoidPtr) t.data, ndim, detail::dltensor_extents_of(t), owner, t.strides,
-                    detail::nanobind_dtype(t.dtype), t.device.device_type,
-                    t.device.device_id, 'C', t.byte_offset);
+                    detail::nanobind_dtype(t.dtype), t.device.device_type, t.device.device_id, 'C', t.byte_offset);
     result.m_stream = im.stream;
     result.m_source = im.source;
     result.m_source_framework = im.source_framework;
@@ -569,8 +589,8 @@ NAMESPACE_END(NB_NAMESPACE)
 // The bodies, where the build mode says (config.h): the core's in every unit header-only, else in the
 // library dltensor_core; the process-wide state's in every unit but a shared core's modules.
 #if DLTENSOR_PROCESS_WIDE_BODIES
-#include "python/process_wide-inl.h"
+#  include "python/process_wide-inl.h"
 #endif
 #if DLTENSOR_CORE_DEFINITIONS
-#include "core/core-inl.h"
+#  include "core/core-inl.h"
 #endif

@@ -12,6 +12,7 @@
 // `py::cast(t)` of a `py::dltensor` keeps the tensor's own return policy (pybind11's turns it into a copy):
 // declared before pybind11's headers, whose templates see only what precedes them (docs/architecture.md).
 // Included after them, this header warns, unless DLTENSOR_PYBIND11_INCLUDED_LATE is defined.
+// clang-format off: diagnostics on one line each
 #if defined(PYBIND11_TYPE_CASTER) && !defined(DLTENSOR_PYBIND11_INCLUDED_LATE)
 #  if defined(_MSC_VER)
 #    pragma message("dltensor: <dltensor/pybind11.h> is included after pybind11's headers, so list.append(t), l[i] = t and d[k] = t of a py::dltensor append a copy (C++ writes made afterwards never reach it). Include <dltensor/pybind11.h> first, or define DLTENSOR_PYBIND11_INCLUDED_LATE and write l.append(t.cast())")
@@ -19,6 +20,7 @@
 #    warning "dltensor: <dltensor/pybind11.h> is included after pybind11's headers, so list.append(t), l[i] = t and d[k] = t of a py::dltensor append a copy (C++ writes made afterwards never reach it). Include <dltensor/pybind11.h> first, or define DLTENSOR_PYBIND11_INCLUDED_LATE and write l.append(t.cast())"
 #  endif
 #endif
+// clang-format on
 #include <pybind11/detail/common.h>
 
 namespace PYBIND11_NAMESPACE {
@@ -28,7 +30,7 @@ template <typename... Args> class dltensor;
 template <typename... Args> object cast(dltensor<Args...> &t);
 template <typename... Args> object cast(const dltensor<Args...> &t);
 template <typename... Args> object cast(dltensor<Args...> &&t);
-} // namespace pybind11
+}  // namespace pybind11
 
 #include <pybind11/pybind11.h>
 
@@ -36,10 +38,12 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 
 // The oldest pybind11 dltensor supports (README: Supported versions; CI proves it with
 // tests/test_python_versions.py).
+// clang-format off: diagnostics on one line each
 #if PYBIND11_VERSION_MAJOR < 2 || (PYBIND11_VERSION_MAJOR == 2 && PYBIND11_VERSION_MINOR < 13)
 #  pragma message("dltensor: found pybind11 " DLTENSOR_VERSION_STR(PYBIND11_VERSION_MAJOR) "." DLTENSOR_VERSION_STR(PYBIND11_VERSION_MINOR))
 #  error "dltensor needs pybind11 >= 2.13 (found an older pybind11, named above)"
 #endif
+// clang-format on
 
 #include <array>
 #include <deque>
@@ -64,7 +68,7 @@ template <typename... Args> object cast(dltensor<Args...> &&t);
 #include "core/export.h"
 #include "python/handle.h"
 #include "core/import.h"
-#include "python/producer_error.h"   // an interrupt raised in a producer
+#include "python/producer_error.h"  // an interrupt raised in a producer
 #include "tensor/refusal.h"
 #include "core/refusal_errors.h"
 #include "core/refusal_log.h"
@@ -98,9 +102,10 @@ inline void explain_refusals(module_ &m) {
 template <typename Scalar, size_t Dim> using dltensor_view = dlt::strided_view<Scalar, Dim>;
 
 template <typename... Args>
-class dltensor : public dlt::handle_tensor<dlt::config<Args...>>,
-                 public dlt::array_t_members<dltensor<Args...>, typename dlt::config<Args...>::Scalar,
-                                             dlt::config<Args...>::N, dlt::config<Args...>::read_only, pybind11::handle> {
+class dltensor
+    : public dlt::handle_tensor<dlt::config<Args...>>,
+      public dlt::array_t_members<dltensor<Args...>, typename dlt::config<Args...>::Scalar, dlt::config<Args...>::N,
+                                  dlt::config<Args...>::read_only, pybind11::handle> {
     template <typename...> friend class dltensor;
     template <typename, typename> friend class detail::type_caster;
     template <typename, typename, int32_t, bool, typename> friend class dlt::array_t_members;
@@ -131,16 +136,16 @@ public:
     /// A view of memory that C++ provides; `owner` keeps it alive (`py::handle()`: static memory, which
     /// the `automatic` policy copies). Strides count elements; NULL strides follow `order`.
     dltensor(VoidPtr data, size_t ndim, const size_t *shape, pybind11::handle owner, const int64_t *strides = nullptr,
-             dlt::dlpack::DataType dtype = dlt::dtype_of<Scalar>(), int device_type = DeviceType,
-             int device_id = 0, char order = Order, uint64_t byte_offset = 0) {
+             dlt::dlpack::DataType dtype = dlt::dtype_of<Scalar>(), int device_type = DeviceType, int device_id = 0,
+             char order = Order, uint64_t byte_offset = 0) {
         if (!this->make(data, ndim, shape, owner.ptr(), strides, dtype, device_type, device_id, order, byte_offset))
             throw error_already_set();
     }
 
     dltensor(VoidPtr data, std::initializer_list<size_t> shape, pybind11::handle owner,
              std::initializer_list<dlt::element_stride> strides = {},
-             dlt::dlpack::DataType dtype = dlt::dtype_of<Scalar>(), int device_type = DeviceType,
-             int device_id = 0, char order = Order, uint64_t byte_offset = 0) {
+             dlt::dlpack::DataType dtype = dlt::dtype_of<Scalar>(), int device_type = DeviceType, int device_id = 0,
+             char order = Order, uint64_t byte_offset = 0) {
         const dlt::shape_array dims(shape, Config::N, Config::Shape::extents);
         const dlt::strides_array steps(strides, dims.n);
         if (!this->make(data, dims.n, dims.v, owner.ptr(), steps.get(), dtype, device_type, device_id, order,
@@ -236,9 +241,18 @@ public:
         if (!src) return none().release();
         return cast(*src, policy, parent);
     }
-    operator Value *() { m_consumed.take(); return &value; }
-    operator Value &() { m_consumed.take(); return value; }
-    operator Value &&() && { m_consumed.take(); return std::move(value); }
+    operator Value *() {
+        m_consumed.take();
+        return &value;
+    }
+    operator Value &() {
+        m_consumed.take();
+        return value;
+    }
+    operator Value &&() && {
+        m_consumed.take();
+        return std::move(value);
+    }
     template <typename T_> using cast_op_type = movable_cast_op_type<T_>;
 
     type_caster() = default;
@@ -266,8 +280,12 @@ public:
             return false;
         }
         // The handle takes its own reference to the owner; `im` drops the importer's.
-        dlt::tensor_handle *h = dlt::tensor_handle::create_inline(im.tensor, im.owner.get(), Value::ReadOnly, im.stream);
-        if (!h) { PyErr_Clear(); return false; }
+        dlt::tensor_handle *h =
+            dlt::tensor_handle::create_inline(im.tensor, im.owner.get(), Value::ReadOnly, im.stream);
+        if (!h) {
+            PyErr_Clear();
+            return false;
+        }
         h->set_source(im.source, im.source_framework);
         value = Value(h, true);
         m_consumed.note(im.consumed, h->owner());
@@ -309,10 +327,9 @@ public:
         src.release_entered();
         return out;
     }
-
 };
 
-} // namespace detail
+}  // namespace detail
 
 /// What a failed conversion to a `py::dltensor` in a function body throws (`py::cast<T>(obj)`,
 /// `obj.cast<T>()`, `T(obj)`): a `cast_error` for C++ (`catch (py::cast_error &)` still works), raised in
@@ -329,14 +346,13 @@ namespace detail {
 /// (with conversion), and on failure a `dltensor_cast_error` (TypeError) that says why instead of "C++ type
 /// '?'". (Found by argument-dependent lookup: more specialized than pybind11's own `load_type`.)
 template <typename... Args>
-type_caster<pybind11::dltensor<Args...>> &load_type(type_caster<pybind11::dltensor<Args...>> &conv,
-                                                    const handle &h) {
+type_caster<pybind11::dltensor<Args...>> &load_type(type_caster<pybind11::dltensor<Args...>> &conv, const handle &h) {
     if (!conv.load(h, true))
         throw dltensor_cast_error(dlt::refusal_message(h.ptr(), dltensor_signature<dlt::config<Args...>>::name.text));
     return conv;
 }
 
-} // namespace detail
+}  // namespace detail
 
 namespace detail {
 
@@ -356,43 +372,55 @@ template <typename Container, typename Base> struct dltensor_container_caster : 
         dlt::detail::consumed_capsules_scope scope(m_consumed);
         return static_cast<Base &>(*this).load(src, convert);
     }
-    operator Container *() { m_consumed.take(); return static_cast<Base &>(*this).operator Container *(); }
-    operator Container &() { m_consumed.take(); return static_cast<Base &>(*this).operator Container &(); }
-    operator Container &&() && { m_consumed.take(); return static_cast<Base &&>(*this).operator Container &&(); }
+    operator Container *() {
+        m_consumed.take();
+        return static_cast<Base &>(*this).operator Container *();
+    }
+    operator Container &() {
+        m_consumed.take();
+        return static_cast<Base &>(*this).operator Container &();
+    }
+    operator Container &&() && {
+        m_consumed.take();
+        return static_cast<Base &&>(*this).operator Container &&();
+    }
     dlt::detail::consumed_capsules m_consumed;
 };
 
 template <typename... A, typename Alloc>
 struct type_caster<std::vector<pybind11::dltensor<A...>, Alloc>>
     : dltensor_container_caster<std::vector<pybind11::dltensor<A...>, Alloc>,
-                                list_caster<std::vector<pybind11::dltensor<A...>, Alloc>, pybind11::dltensor<A...>>> {};
+                                list_caster<std::vector<pybind11::dltensor<A...>, Alloc>, pybind11::dltensor<A...>>> {
+};
 template <typename... A, typename Alloc>
 struct type_caster<std::deque<pybind11::dltensor<A...>, Alloc>>
     : dltensor_container_caster<std::deque<pybind11::dltensor<A...>, Alloc>,
-                                list_caster<std::deque<pybind11::dltensor<A...>, Alloc>, pybind11::dltensor<A...>>> {};
+                                list_caster<std::deque<pybind11::dltensor<A...>, Alloc>, pybind11::dltensor<A...>>> { };
 template <typename... A, typename Alloc>
 struct type_caster<std::list<pybind11::dltensor<A...>, Alloc>>
     : dltensor_container_caster<std::list<pybind11::dltensor<A...>, Alloc>,
-                                list_caster<std::list<pybind11::dltensor<A...>, Alloc>, pybind11::dltensor<A...>>> {};
+                                list_caster<std::list<pybind11::dltensor<A...>, Alloc>, pybind11::dltensor<A...>>> { };
 template <typename... A, size_t Size>
 struct type_caster<std::array<pybind11::dltensor<A...>, Size>>
-    : dltensor_container_caster<std::array<pybind11::dltensor<A...>, Size>,
-                                array_caster<std::array<pybind11::dltensor<A...>, Size>, pybind11::dltensor<A...>, false, Size>> {};
+    : dltensor_container_caster<
+          std::array<pybind11::dltensor<A...>, Size>,
+          array_caster<std::array<pybind11::dltensor<A...>, Size>, pybind11::dltensor<A...>, false, Size>> { };
 template <typename... A>
 struct type_caster<std::optional<pybind11::dltensor<A...>>>
     : dltensor_container_caster<std::optional<pybind11::dltensor<A...>>,
-                                optional_caster<std::optional<pybind11::dltensor<A...>>, pybind11::dltensor<A...>>> {};
+                                optional_caster<std::optional<pybind11::dltensor<A...>>, pybind11::dltensor<A...>>> { };
 template <typename Key, typename... A, typename Compare, typename Alloc>
 struct type_caster<std::map<Key, pybind11::dltensor<A...>, Compare, Alloc>>
-    : dltensor_container_caster<std::map<Key, pybind11::dltensor<A...>, Compare, Alloc>,
-                                map_caster<std::map<Key, pybind11::dltensor<A...>, Compare, Alloc>, Key, pybind11::dltensor<A...>>> {};
+    : dltensor_container_caster<
+          std::map<Key, pybind11::dltensor<A...>, Compare, Alloc>,
+          map_caster<std::map<Key, pybind11::dltensor<A...>, Compare, Alloc>, Key, pybind11::dltensor<A...>>> { };
 template <typename Key, typename... A, typename Hash, typename Equal, typename Alloc>
 struct type_caster<std::unordered_map<Key, pybind11::dltensor<A...>, Hash, Equal, Alloc>>
     : dltensor_container_caster<std::unordered_map<Key, pybind11::dltensor<A...>, Hash, Equal, Alloc>,
                                 map_caster<std::unordered_map<Key, pybind11::dltensor<A...>, Hash, Equal, Alloc>, Key,
-                                           pybind11::dltensor<A...>>> {};
+                                           pybind11::dltensor<A...>>> { };
 
-} // namespace detail
+}  // namespace detail
 
 /// `py::try_cast(obj, out)`, as nanobind's: the parameter's rules (conversion unless `convert` is false);
 /// false, with no Python error set, when `obj` does not bind (`dlt::last_refusal()` says why).
@@ -434,14 +462,15 @@ namespace detail {
 inline return_value_policy dltensor_cast_policy(return_value_policy policy) noexcept {
     return policy == return_value_policy::automatic_reference ? return_value_policy::automatic : policy;
 }
-} // namespace detail
+}  // namespace detail
 
 // `py::cast(t)` / `py::cast(t, policy[, parent])` of a `py::dltensor`, any value category (declared at the
 // top of this file): the tensor's own return rules, as when a function returns it.
 template <typename... Args> object cast(const dltensor<Args...> &t) { return t.cast(); }
 template <typename... Args> object cast(dltensor<Args...> &t) { return t.cast(); }
 template <typename... Args> object cast(dltensor<Args...> &&t) { return t.cast(); }
-template <typename... Args> object cast(const dltensor<Args...> &t, return_value_policy policy, handle parent = handle()) {
+template <typename... Args> object cast(const dltensor<Args...> &t, return_value_policy policy,
+                                        handle parent = handle()) {
     return t.cast(detail::dltensor_cast_policy(policy), parent);
 }
 template <typename... Args> object cast(dltensor<Args...> &t, return_value_policy policy, handle parent = handle()) {
@@ -451,13 +480,13 @@ template <typename... Args> object cast(dltensor<Args...> &&t, return_value_poli
     return t.cast(detail::dltensor_cast_policy(policy), parent);
 }
 
-} // namespace pybind11
+}  // namespace pybind11
 
 // The bodies, where the build mode says (config.h): the core's in every unit header-only, else in the
 // library dltensor_core; the process-wide state's in every unit but a shared core's modules.
 #if DLTENSOR_PROCESS_WIDE_BODIES
-#include "python/process_wide-inl.h"
+#  include "python/process_wide-inl.h"
 #endif
 #if DLTENSOR_CORE_DEFINITIONS
-#include "core/core-inl.h"
+#  include "core/core-inl.h"
 #endif

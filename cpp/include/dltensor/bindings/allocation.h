@@ -3,7 +3,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -31,8 +31,8 @@ namespace dlt {
 /// Python error set when allocation fails. `read_only` (a `const` or `py::ro` tensor): a `py::numpy`
 /// array, returned as itself, is made read-only for Python (C++ still fills it).
 inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, const size_t *shape, size_t ndim,
-                                     int32_t expected_ndim, dlpack::Device device, char order,
-                                     imported &out, bool read_only = false) noexcept {
+                                     int32_t expected_ndim, dlpack::Device device, char order, imported &out,
+                                     bool read_only = false) noexcept {
     if ((expected_ndim >= 0 && ndim != (size_t) expected_ndim) || ndim > (size_t) dlpack::max_ndim) return 1;
     if (!enter_interpreter_or_raise()) return -1;
     for (size_t i = 0; i < ndim; ++i) {
@@ -50,13 +50,13 @@ template <typename Config, typename Scalar>
 DLTENSOR_HOT_INLINE int allocate_empty(const size_t *shape, size_t ndim, int32_t device_type, int device_id,
                                        bool read_only, imported &out) noexcept {
     static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "dltensor::empty() needs a dtype annotation");
-    return allocate_framework_tensor(Config::Framework::value, dtype_of<Scalar>(), shape, ndim,
-                                     Config::N, {device_type ? device_type : (int32_t) dlpack::cpu, (int32_t) device_id},
+    return allocate_framework_tensor(Config::Framework::value, dtype_of<Scalar>(), shape, ndim, Config::N,
+                                     {device_type ? device_type : (int32_t) dlpack::cpu, (int32_t) device_id},
                                      (char) Config::Order::value, out, read_only);
 }
 /// The compile error of `empty_like()` and `return_like()` on a framework-annotated tensor (both backends).
-#define DLTENSOR_FOLLOW_ANNOTATED_MESSAGE                                                                    \
-    "py::dltensor<...>::empty_like(x, shape) / return_like(x): the result returns in x's framework, which "   \
+#define DLTENSOR_FOLLOW_ANNOTATED_MESSAGE                                                                              \
+    "py::dltensor<...>::empty_like(x, shape) / return_like(x): the result returns in x's framework, which "            \
     "a framework annotation would contradict; drop the annotation (or use empty(shape))"
 
 /// `empty_like(x, shape)` on both backends: as allocate_empty(), but by `framework` (the framework of `x`,
@@ -72,4 +72,4 @@ inline int allocate_like(const size_t *shape, size_t ndim, int framework, dlpack
 
 inline constexpr const char *empty_shape_message = "dltensor::empty(): the shape does not match the annotated ndim";
 
-} // namespace dlt
+}  // namespace dlt

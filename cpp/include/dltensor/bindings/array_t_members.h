@@ -72,9 +72,11 @@ template <typename Derived, typename Scalar> struct view_members {  // a struct:
 /// A backend's view type `View` (nanobind's `ndarray_view`) with `view_members` added: what the nanobind
 /// backend's `unchecked<N>()` / `mutable_unchecked<N>()` return.
 template <typename View>
-struct unchecked_view : View,
-                        view_members<unchecked_view<View>, std::remove_pointer_t<decltype(std::declval<const View &>().data())>> {
-    using members = view_members<unchecked_view<View>, std::remove_pointer_t<decltype(std::declval<const View &>().data())>>;
+struct unchecked_view
+    : View,
+      view_members<unchecked_view<View>, std::remove_pointer_t<decltype(std::declval<const View &>().data())>> {
+    using members =
+        view_members<unchecked_view<View>, std::remove_pointer_t<decltype(std::declval<const View &>().data())>>;
     explicit unchecked_view(const View &v) : View(v) { }
     using View::data;
     using members::data;
@@ -110,14 +112,16 @@ inline void check_view_ndim(bool valid, size_t ndim, int32_t view_ndim) {
 /// Has `T` a size and elements (`std::size`, `std::begin`): a container, `std::array` or C array.
 template <typename T, typename = void> struct is_sized_range : std::false_type { };
 template <typename T>
-struct is_sized_range<T, std::void_t<decltype(std::size(std::declval<const T &>())),
-                                     decltype(std::begin(std::declval<const T &>()))>> : std::true_type { };
+struct is_sized_range<
+    T, std::void_t<decltype(std::size(std::declval<const T &>())), decltype(std::begin(std::declval<const T &>()))>>
+    : std::true_type { };
 
 template <typename Derived, typename Scalar, int32_t N, bool ReadOnly, typename Handle> class array_t_members {
     const Derived &self() const noexcept { return static_cast<const Derived &>(*this); }
 
     template <typename... Ix> int64_t offset(bool all, Ix... indices) const {
-        static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>, "py::dltensor: element access needs a dtype annotation");
+        static_assert(!std::is_void_v<std::remove_cv_t<Scalar>>,
+                      "py::dltensor: element access needs a dtype annotation");
         static_assert((std::is_integral_v<Ix> && ...), "py::dltensor: indices must be integers");
         static_assert(N < 0 || sizeof...(Ix) <= (size_t) N, "py::dltensor: more indices than the annotated ndim");
         const Derived &t = self();
@@ -130,8 +134,10 @@ template <typename Derived, typename Scalar, int32_t N, bool ReadOnly, typename 
         int64_t off = 0;
         for (size_t k = 0; k < sizeof...(Ix); ++k) {
             if (idx[k] < 0 || (uint64_t) idx[k] >= (uint64_t) t.shape(k))
-                throw std::out_of_range("py::dltensor: index " + std::to_string(idx[k]) + " is out of bounds for "
-                                        "axis " + std::to_string(k) + " with size " + std::to_string(t.shape(k)));
+                throw std::out_of_range("py::dltensor: index " + std::to_string(idx[k]) +
+                                        " is out of bounds for "
+                                        "axis " +
+                                        std::to_string(k) + " with size " + std::to_string(t.shape(k)));
             off += idx[k] * t.stride(k);
         }
         return off;
@@ -170,7 +176,8 @@ public:
     /// A tensor over the memory of `container` (`std::vector`, `std::array`, anything with `data()` and
     /// `size()` holding the dtype), which it takes over: zero-copy, freed with the last Python or C++
     /// reference. `shape` defaults to one dimension of `container.size()`.
-    template <typename Container> static Derived adopt(Container &&container, std::initializer_list<size_t> shape = {}) {
+    template <typename Container> static Derived adopt(Container &&container,
+                                                       std::initializer_list<size_t> shape = {}) {
         static_assert(!std::is_lvalue_reference_v<Container>,
                       "py::dltensor::adopt(): pass the container with std::move (the tensor takes it over); "
                       "to keep it, use copy_of(c.data(), shape)");
@@ -229,8 +236,8 @@ public:
     /// backend's Python error when allocation fails, `std::invalid_argument` for a shape of another ndim.
     DLTENSOR_HOT_INLINE static Derived empty(size_t ndim, const size_t *shape, int device_id = 0) {
         imported im;
-        const int rc = allocate_empty<typename Derived::Config, Scalar>(shape, ndim, Derived::DeviceType, device_id,
-                                                                        ReadOnly, im);
+        const int rc =
+            allocate_empty<typename Derived::Config, Scalar>(shape, ndim, Derived::DeviceType, device_id, ReadOnly, im);
         return Derived::allocated(rc, im, ndim);
     }
     /// The same with the shape as a braced list.
@@ -300,8 +307,7 @@ public:
         constexpr char order = (char) Derived::Config::Order::value == 'F' ? 'F' : 'C';
         if (is_contiguous_in(order, t.shape_ptr(), t.stride_ptr(), ndim))  // what empty() gives: one memcpy
             std::memcpy((void *) out, data, bytes);
-        else
-            copy_dense_into(data, order, out, t.shape_ptr(), t.stride_ptr(), ndim, sizeof(*out));
+        else copy_dense_into(data, order, out, t.shape_ptr(), t.stride_ptr(), ndim, sizeof(*out));
         return t;
     }
 
@@ -417,4 +423,4 @@ public:
     }
 };
 
-} // namespace dlt
+}  // namespace dlt

@@ -3,7 +3,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -61,4 +61,4 @@ DLTENSOR_HOT_INLINE return_start start_return(const return_plan &plan, PyObject 
     return {false, nullptr};
 }
 
-} // namespace dlt
+}  // namespace dlt

@@ -9,7 +9,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -29,11 +29,11 @@
 /// container's memory would be read after it is freed. The text names the safe spellings. Defining
 /// `DLTENSOR_ALLOW_OWNERLESS` (for code ported wholesale whose owner-less tensors all view static memory)
 /// turns the error into this warning (`-Wdeprecated-declarations`).
-#define DLTENSOR_OWNERLESS_TEXT                                                                                 \
-    "dltensor: a tensor without an owner views memory that must outlive the returned Python object; a "        \
-    "local container is freed before the default return policy copies it (a use-after-free). Return "        \
-    "Out::copy_of(data, shape) (copies now) or Out::adopt(std::move(container), shape) (hands the container " \
-    "over), or pass an owner; pass py::handle() as the owner to say that the memory outlives the tensor "     \
+#define DLTENSOR_OWNERLESS_TEXT                                                                                        \
+    "dltensor: a tensor without an owner views memory that must outlive the returned Python object; a "                \
+    "local container is freed before the default return policy copies it (a use-after-free). Return "                  \
+    "Out::copy_of(data, shape) (copies now) or Out::adopt(std::move(container), shape) (hands the container "          \
+    "over), or pass an owner; pass py::handle() as the owner to say that the memory outlives the tensor "              \
     "(static data), or that the tensor is copied at once (Out(v.data(), {n}, py::handle()).cast())"
 /// The error's text: the warning's, and the opt-in.
 #define DLTENSOR_OWNERLESS_MESSAGE DLTENSOR_OWNERLESS_TEXT ". Defining DLTENSOR_ALLOW_OWNERLESS makes this a warning"
@@ -169,16 +169,16 @@ struct extent_list {
 
 /// Checks a shape of `ndim` extents for `adopt()` / `copy_of()`: `ndim` dimensions when the annotation
 /// fixes them (`annotated` >= 0), and (for `adopt`) `count` elements in all. Throws `std::invalid_argument`.
-inline void check_factory_shape(const char *who, const size_t *shape, size_t ndim, int32_t annotated,
-                                size_t count, bool check_count) {
+inline void check_factory_shape(const char *who, const size_t *shape, size_t ndim, int32_t annotated, size_t count,
+                                bool check_count) {
     if (annotated >= 0 && ndim != (size_t) annotated)
         throw std::invalid_argument(std::string("py::dltensor::") + who +
                                     "(): the shape does not match the annotated ndim");
     size_t n = 1;
     for (size_t i = 0; i < ndim; ++i) n *= shape[i];
     if (check_count && n != count)
-        throw std::invalid_argument(std::string("py::dltensor::") + who + "(): the shape holds " +
-                                    std::to_string(n) + " elements, the container " + std::to_string(count));
+        throw std::invalid_argument(std::string("py::dltensor::") + who + "(): the shape holds " + std::to_string(n) +
+                                    " elements, the container " + std::to_string(count));
 }
 
-} // namespace dlt
+}  // namespace dlt

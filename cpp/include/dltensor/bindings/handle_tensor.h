@@ -4,7 +4,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -37,7 +37,9 @@ public:
     using VoidPtr = std::conditional_t<ReadOnly, const void *, void *>;
 
     handle_tensor() = default;
-    ~handle_tensor() { if (m_handle) m_handle->dec_ref(); }
+    ~handle_tensor() {
+        if (m_handle) m_handle->dec_ref();
+    }
     handle_tensor(const handle_tensor &o)
         : m_handle(o.m_handle), m_owned(o.m_owned), m_return_framework(o.m_return_framework) {
         if (m_handle) m_handle->inc_ref();
@@ -186,4 +188,4 @@ protected:
     int m_return_framework = 0;
 };
 
-} // namespace dlt
+}  // namespace dlt

@@ -38,12 +38,19 @@ struct signature_text {
     static constexpr size_t capacity = 768;
     char s[capacity] = {};
     size_t len = 0;
-    constexpr void put(const char *t) { while (*t && len < capacity - 1) s[len++] = *t++; }
-    constexpr void put(char c) { if (len < capacity - 1) s[len++] = c; }
+    constexpr void put(const char *t) {
+        while (*t && len < capacity - 1) s[len++] = *t++;
+    }
+    constexpr void put(char c) {
+        if (len < capacity - 1) s[len++] = c;
+    }
     constexpr void put_uint(uint64_t v) {
         char buf[24] = {};
         int n = 0;
-        do { buf[n++] = (char) ('0' + v % 10); v /= 10; } while (v);
+        do {
+            buf[n++] = (char) ('0' + v % 10);
+            v /= 10;
+        } while (v);
         while (n) put(buf[--n]);
     }
 };
@@ -59,13 +66,15 @@ constexpr bool put_framework_type(signature_text &t, const requirements &r, int 
 }
 
 constexpr void put_parameter_type(signature_text &t, const requirements &r, int framework) {
-    if (!put_framework_type(t, r, framework)) t.put(r.read_only ? "dltensor.typing.ArrayLike" : "dltensor.typing.Array");
+    if (!put_framework_type(t, r, framework))
+        t.put(r.read_only ? "dltensor.typing.ArrayLike" : "dltensor.typing.Array");
 }
 
 constexpr void put_return_type(signature_text &t, const requirements &r, int framework) {
     if (put_framework_type(t, r, framework)) return;
-    t.put(framework == fw_memview ? "memoryview" : framework == fw_array_api ? "dltensor.Tensor"
-                                                                                : "dltensor.typing.DLPackArray");
+    t.put(framework == fw_memview     ? "memoryview"
+          : framework == fw_array_api ? "dltensor.Tensor"
+                                      : "dltensor.typing.DLPackArray");
 }
 
 /// Whether the framework's type names the dtype (it changes with it: NumPy's `NDArray[numpy.float32]`).
@@ -83,21 +92,29 @@ struct dict_keys {
 constexpr dict_keys keys_of(const requirements &r, int framework, bool parameter) {
     // an unannotated parameter's type says its writability (`Array`, `ArrayLike`); a return's never does
     const bool type_says_writability = parameter && framework_stub_type(framework, r.dtype)[0] == '\0';
-    return {r.dtype.bits != 0 && !type_names_dtype(r, framework), r.ndim >= 0, r.order != '\0',
-            r.device_type != 0, r.read_only && !type_says_writability};
+    return {r.dtype.bits != 0 && !type_names_dtype(r, framework), r.ndim >= 0, r.order != '\0', r.device_type != 0,
+            r.read_only && !type_says_writability};
 }
 
 /// `, dict(dtype='float32', shape=(None, 3), order='C', device='cpu', writable=False)]`, the keys `k` only.
 constexpr void put_annotations(signature_text &t, const requirements &r, dict_keys k) {
     const char *sep = ", dict(";
-    auto key = [&](const char *name) { t.put(sep); t.put(name); sep = ", "; };
+    auto key = [&](const char *name) {
+        t.put(sep);
+        t.put(name);
+        sep = ", ";
+    };
     if (k.dtype) {
         key("dtype='");
         const dlpack::DataType d = r.dtype;
         if (is_float8_code(d.code)) t.put(small_float_name(d.code));  // float8_e4m3fn, ...
         else {
-            t.put(d.code == dlpack::bool_ ? "bool" : d.code == dlpack::int_ ? "int" : d.code == dlpack::uint_ ? "uint"
-                  : d.code == dlpack::float_ ? "float" : d.code == dlpack::bfloat_ ? "bfloat" : "complex");
+            t.put(d.code == dlpack::bool_     ? "bool"
+                  : d.code == dlpack::int_    ? "int"
+                  : d.code == dlpack::uint_   ? "uint"
+                  : d.code == dlpack::float_  ? "float"
+                  : d.code == dlpack::bfloat_ ? "bfloat"
+                                              : "complex");
             if (d.code != dlpack::bool_) t.put_uint(d.bits);
         }
         t.put('\'');
@@ -135,7 +152,7 @@ constexpr void put_annotated(signature_text &t, const requirements &r, int frame
     if (k.any()) put_annotations(t, r, k);
 }
 
-} // namespace detail
+}  // namespace detail
 
 /// The signature text of a parameter or return with requirements `r` (its annotations: requirements.h) and
 /// framework annotation `framework` (its number: `array_api` too, which `r` leaves out): as a parameter, or
@@ -153,4 +170,4 @@ constexpr signature_text make_signature(const requirements &r, int framework, si
     return t;
 }
 
-} // namespace dlt
+}  // namespace dlt

@@ -14,7 +14,10 @@ template <typename Scalar, size_t Dim> class strided_view : public view_members<
 
 public:
     strided_view(Scalar *data, const int64_t *shape, const int64_t *strides) : m_data(data) {
-        for (size_t i = 0; i < Dim; ++i) { m_shape[i] = shape[i]; m_strides[i] = strides[i]; }
+        for (size_t i = 0; i < Dim; ++i) {
+            m_shape[i] = shape[i];
+            m_strides[i] = strides[i];
+        }
     }
     /// A view of the contiguous memory at `data` in `order` ('C' or 'F') with the fixed extents `shape`.
     static strided_view contiguous(Scalar *data, const int64_t *shape, char order) {
@@ -48,4 +51,4 @@ private:
     int64_t m_strides[Dim ? Dim : 1] = {};
 };
 
-} // namespace dlt
+}  // namespace dlt

@@ -4,7 +4,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -55,11 +55,26 @@ inline dlpack::DataType dtype_from_format(const char *fmt, Py_ssize_t itemsize, 
     }
     uint8_t code;
     bool complex = false;
-    if (*fmt == 'Z') { complex = true; ++fmt; }
+    if (*fmt == 'Z') {
+        complex = true;
+        ++fmt;
+    }
     switch (*fmt) {
-        case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': code = dlpack::int_; break;
-        case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': code = dlpack::uint_; break;
-        case 'e': case 'f': case 'd': code = complex ? (uint8_t) dlpack::complex_ : (uint8_t) dlpack::float_; break;
+        case 'b':
+        case 'h':
+        case 'i':
+        case 'l':
+        case 'q':
+        case 'n': code = dlpack::int_; break;
+        case 'B':
+        case 'H':
+        case 'I':
+        case 'L':
+        case 'Q':
+        case 'N': code = dlpack::uint_; break;
+        case 'e':
+        case 'f':
+        case 'd': code = complex ? (uint8_t) dlpack::complex_ : (uint8_t) dlpack::float_; break;
         case '?': code = dlpack::bool_; break;
         default: return none;
     }
@@ -92,7 +107,10 @@ public:
     /// made, and the buffer is then released here.
     py_ref into_capsule() noexcept {
         py_ref capsule(owner_capsule<buffer_owner, release_buffer, buffer_owner_name>(b_));
-        if (!capsule) { PyErr_Clear(); return capsule; }
+        if (!capsule) {
+            PyErr_Clear();
+            return capsule;
+        }
         b_ = nullptr;
         return capsule;
     }
@@ -115,7 +133,10 @@ inline refusal &note_copy_only_buffer(imported &out, dlpack::DataType dt) noexce
 inline mismatch import_buffer(PyObject *src, const requirements &r, imported &out) noexcept {
     pending_buffer pending;
     buffer_owner *b = pending.get();
-    if (!b) { PyErr_Clear(); return mismatch::invalid; }
+    if (!b) {
+        PyErr_Clear();
+        return mismatch::invalid;
+    }
     if (!pending.take(src)) return mismatch::invalid;
     const Py_buffer &v = b->view;
 
@@ -169,5 +190,5 @@ inline mismatch import_buffer(PyObject *src, const requirements &r, imported &ou
     return mismatch::none;
 }
 
-} // namespace detail
-} // namespace dlt
+}  // namespace detail
+}  // namespace dlt

@@ -20,7 +20,10 @@ DLTENSOR_CORE void restore_consumed_capsule(PyObject *capsule, PyObject *owner) 
     std::memcpy(&producer_destructor, &context, sizeof context);
     const char *used = versioned ? dlpack::used_capsule_name_versioned : dlpack::used_capsule_name;
     const char *name = PyCapsule_GetName(capsule);
-    if (!name || std::strcmp(name, used) != 0) { PyErr_Clear(); return; }
+    if (!name || std::strcmp(name, used) != 0) {
+        PyErr_Clear();
+        return;
+    }
     if (PyCapsule_SetDestructor(owner, nullptr) == 0) {
         PyCapsule_SetName(capsule, versioned ? dlpack::capsule_name_versioned : dlpack::capsule_name);
         PyCapsule_SetDestructor(capsule, producer_destructor);
@@ -33,6 +36,6 @@ DLTENSOR_CORE consumed_capsules *&open_consumed_capsules() noexcept {
     return open;
 }
 
-} // namespace detail
+}  // namespace detail
 
-} // namespace dlt
+}  // namespace dlt

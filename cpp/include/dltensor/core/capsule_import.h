@@ -12,7 +12,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -72,14 +72,20 @@ private:
 inline mismatch import_capsule_unlocked(PyObject *capsule, const requirements &r, bool immutable, bool adopt,
                                         imported &out) noexcept {
     const char *name = PyCapsule_GetName(capsule);
-    if (!name) { PyErr_Clear(); return mismatch::invalid; }
+    if (!name) {
+        PyErr_Clear();
+        return mismatch::invalid;
+    }
     bool versioned;
     if (std::strcmp(name, dlpack::capsule_name_versioned) == 0) versioned = true;
     else if (std::strcmp(name, dlpack::capsule_name) == 0) versioned = false;
     else return mismatch::invalid;  // foreign, or already consumed ("used_dltensor...")
 
     void *ptr = PyCapsule_GetPointer(capsule, name);
-    if (!ptr) { PyErr_Clear(); return mismatch::invalid; }
+    if (!ptr) {
+        PyErr_Clear();
+        return mismatch::invalid;
+    }
 
     const dlpack::Tensor *t;
     bool read_only = immutable;
@@ -109,7 +115,10 @@ inline mismatch import_capsule_unlocked(PyObject *capsule, const requirements &r
             capsule, versioned ? detail::owner_capsule_destructor<versioned_owner, call_deleter, owner_name_versioned>
                                : detail::owner_capsule_destructor<dlpack::ManagedTensor, call_deleter, owner_name>);
         renamed |= PyCapsule_SetName(capsule, versioned ? owner_name_versioned : owner_name);
-        if (renamed != 0) { PyErr_Clear(); return mismatch::invalid; }  // cannot happen for a valid capsule
+        if (renamed != 0) {
+            PyErr_Clear();
+            return mismatch::invalid;
+        }  // cannot happen for a valid capsule
         dlpack::copy_view(out.tensor, *t);
         out.owner = py_ref::borrow(capsule);
         return mismatch::none;
@@ -118,7 +127,10 @@ inline mismatch import_capsule_unlocked(PyObject *capsule, const requirements &r
                                  static_cast<dlpack::ManagedTensorVersioned *>(ptr))
                            : owner_capsule<dlpack::ManagedTensor, call_deleter, owner_name>(
                                  static_cast<dlpack::ManagedTensor *>(ptr)));
-    if (!owner) { PyErr_Clear(); return mismatch::invalid; }
+    if (!owner) {
+        PyErr_Clear();
+        return mismatch::invalid;
+    }
     // The capsule's own destructor, kept in the owner's context: restore_consumed_capsule() gives it back.
     PyCapsule_Destructor producer_destructor = PyCapsule_GetDestructor(capsule);
     static_assert(sizeof(void *) == sizeof(PyCapsule_Destructor), "a destructor fits a capsule's context");
@@ -127,8 +139,7 @@ inline mismatch import_capsule_unlocked(PyObject *capsule, const requirements &r
     PyCapsule_SetContext(owner.get(), context);
     // Consume: from here on the owner alone calls the deleter.
     if (PyCapsule_SetDestructor(capsule, nullptr) != 0 ||
-        PyCapsule_SetName(capsule, versioned ? dlpack::used_capsule_name_versioned
-                                             : dlpack::used_capsule_name) != 0) {
+        PyCapsule_SetName(capsule, versioned ? dlpack::used_capsule_name_versioned : dlpack::used_capsule_name) != 0) {
         // Cannot happen for a valid capsule; refuse rather than risk a double free.
         PyErr_Clear();
         PyCapsule_SetDestructor(owner.get(), nullptr);
@@ -256,5 +267,5 @@ inline py_ref call_dlpack(PyObject *src, PyObject *method) noexcept {
     return res;
 }
 
-} // namespace detail
-} // namespace dlt
+}  // namespace detail
+}  // namespace dlt

@@ -5,7 +5,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -50,8 +50,7 @@ inline py_ref numpy_array_of(PyObject *src, const requirements &r) noexcept {
 /// Can `numpy.asarray` make a tensor of `src`, an object that is no tensor itself: a list, tuple, Python
 /// number, or an object with `__array__` / `__array_interface__` / `__array_struct__`?
 inline bool is_array_like(PyObject *src) noexcept {
-    if (PyList_Check(src) || PyTuple_Check(src) || PyLong_Check(src) || PyFloat_Check(src) ||
-        PyComplex_Check(src))
+    if (PyList_Check(src) || PyTuple_Check(src) || PyLong_Check(src) || PyFloat_Check(src) || PyComplex_Check(src))
         return true;
     PyObject *tp = (PyObject *) Py_TYPE(src);
     const bool has = PyObject_HasAttrString(tp, "__array__") || PyObject_HasAttrString(tp, "__array_interface__") ||
@@ -122,5 +121,5 @@ inline py_ref convert_with_producer(PyObject *src, const framework *f, bool is_b
     return res;
 }
 
-} // namespace detail
-} // namespace dlt
+}  // namespace detail
+}  // namespace dlt

@@ -14,7 +14,7 @@ DLTENSOR_CORE converted_argument *&converted_arguments() noexcept {
     return newest;
 }
 
-} // namespace detail
+}  // namespace detail
 
 DLTENSOR_CORE PyObject *converted_owner_of(PyObject *argument) noexcept {
     for (converted_argument *a = detail::converted_arguments(); a; a = a->next)
@@ -22,4 +22,4 @@ DLTENSOR_CORE PyObject *converted_owner_of(PyObject *argument) noexcept {
     return nullptr;
 }
 
-} // namespace dlt
+}  // namespace dlt

@@ -6,7 +6,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -26,7 +26,7 @@ struct converted_argument {
 namespace detail {
 /// The newest converted argument remembered on the calling thread.
 DLTENSOR_CORE converted_argument *&converted_arguments() noexcept;
-} // namespace detail
+}  // namespace detail
 
 /// Remembers in `a`, for the calling thread, that `argument` was bound as the tensor `owner` keeps alive,
 /// holding a reference to `owner` until forget_converted_argument(a).
@@ -43,7 +43,10 @@ inline void remember_converted_argument(converted_argument &a, PyObject *argumen
 inline void forget_converted_argument(converted_argument &a) noexcept {
     if (!a.owner) return;
     for (converted_argument **p = &detail::converted_arguments(); *p; p = &(*p)->next)
-        if (*p == &a) { *p = a.next; break; }
+        if (*p == &a) {
+            *p = a.next;
+            break;
+        }
     Py_CLEAR(a.owner);
 }
 
@@ -53,11 +56,14 @@ inline void move_converted_argument(converted_argument &to, converted_argument &
     from.owner = nullptr;
     if (!to.owner) return;
     for (converted_argument **p = &detail::converted_arguments(); *p; p = &(*p)->next)
-        if (*p == &from) { *p = &to; break; }
+        if (*p == &from) {
+            *p = &to;
+            break;
+        }
 }
 
 /// The owner of the tensor bound last for `argument` by a call in progress on this thread (borrowed), or
 /// NULL when `argument` was bound as itself (or by no call in progress).
 DLTENSOR_CORE PyObject *converted_owner_of(PyObject *argument) noexcept;
 
-} // namespace dlt
+}  // namespace dlt

@@ -13,9 +13,12 @@ DLTENSOR_CORE const dlpack::ExchangeAPI *find_exchange_api(PyTypeObject *tp) noe
     if (!name) return nullptr;
     PyObject *capsule = _PyType_Lookup(tp, name);  // borrowed
     if (!capsule || !PyCapsule_CheckExact(capsule)) return nullptr;
-    auto *h = static_cast<dlpack::ExchangeAPIHeader *>(
-        PyCapsule_GetPointer(capsule, dlpack::exchange_api_capsule_name));
-    if (!h) { PyErr_Clear(); return nullptr; }
+    auto *h =
+        static_cast<dlpack::ExchangeAPIHeader *>(PyCapsule_GetPointer(capsule, dlpack::exchange_api_capsule_name));
+    if (!h) {
+        PyErr_Clear();
+        return nullptr;
+    }
     for (int hops = 0; h && hops < 16; h = h->prev_api, ++hops) {
         if (h->version.major != dlpack::major_version) continue;
         auto *api = reinterpret_cast<const dlpack::ExchangeAPI *>(h);
@@ -27,4 +30,4 @@ DLTENSOR_CORE const dlpack::ExchangeAPI *find_exchange_api(PyTypeObject *tp) noe
     return nullptr;
 }
 
-} // namespace dlt
+}  // namespace dlt

@@ -3,7 +3,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -37,9 +37,8 @@ inline void set_allocator_error(void *, const char *kind, const char *message) {
 
 /// Allocates an uninitialized tensor through the framework's allocator (on CUDA, its caching allocator).
 /// Returns the owning managed tensor, or NULL with a Python error set.
-inline dlpack::ManagedTensorVersioned *allocate(const dlpack::ExchangeAPI *api, dlpack::DataType dtype,
-                                                int32_t ndim, const int64_t *shape,
-                                                dlpack::Device device) noexcept {
+inline dlpack::ManagedTensorVersioned *allocate(const dlpack::ExchangeAPI *api, dlpack::DataType dtype, int32_t ndim,
+                                                const int64_t *shape, dlpack::Device device) noexcept {
     if (!api) {
         PyErr_SetString(PyExc_RuntimeError, "dltensor: the framework publishes no DLPack exchange API to "
                                             "allocate through (its tensor type has no usable "
@@ -85,4 +84,4 @@ inline int allocate_through_exchange_api(const dlpack::ExchangeAPI *api, dlpack:
     return out.owner ? 0 : -1;
 }
 
-} // namespace dlt
+}  // namespace dlt

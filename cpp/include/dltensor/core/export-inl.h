@@ -14,7 +14,10 @@ DLTENSOR_CORE PyObject *make_exported(tensor_handle *h, bool immutable_consumer)
     tensor_handle *kept = h->share();
     if (!kept) return nullptr;
     PyObject *self = tp->tp_alloc(tp, 0);
-    if (!self) { kept->dec_ref(); return nullptr; }
+    if (!self) {
+        kept->dec_ref();
+        return nullptr;
+    }
     reinterpret_cast<detail::exported_object *>(self)->handle = kept;
     reinterpret_cast<detail::exported_object *>(self)->immutable_consumer = immutable_consumer;
     return self;
@@ -30,7 +33,8 @@ DLTENSOR_CORE PyObject *handle_capsule(tensor_handle *h) noexcept {
     return capsule;
 }
 
-DLTENSOR_CORE PyObject *export_view_of(tensor_handle *h, const dlpack::Tensor &view, int framework, bool copy) noexcept {
+DLTENSOR_CORE PyObject *export_view_of(tensor_handle *h, const dlpack::Tensor &view, int framework,
+                                       bool copy) noexcept {
     PyObject *keep = make_exported(h);
     if (!keep) return nullptr;
     tensor_handle *v = tensor_handle::create(view, keep, h->read_only(), h->stream());
@@ -57,6 +61,6 @@ DLTENSOR_CORE PyObject *export_adapted(tensor_handle *h, const framework &f, boo
     return out;
 }
 
-} // namespace detail
+}  // namespace detail
 
-} // namespace dlt
+}  // namespace dlt

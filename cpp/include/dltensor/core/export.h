@@ -6,7 +6,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -38,7 +38,11 @@ template <typename Managed> struct exported_tensor {
         if (!h) return nullptr;
         // Not value-initialized (that clears it with `rep stos` under -Os): every field is set below.
         auto *e = storage ? new (storage) exported_tensor : new (std::nothrow) exported_tensor;
-        if (!e) { h->dec_ref(); PyErr_NoMemory(); return nullptr; }
+        if (!e) {
+            h->dec_ref();
+            PyErr_NoMemory();
+            return nullptr;
+        }
         e->handle = h;
         e->in_handle = storage != nullptr;
         dlpack::copy_view(e->mt.dl_tensor, h->tensor());
@@ -73,7 +77,7 @@ inline void exported_capsule_destructor(PyObject *capsule) noexcept {
     }
 }  // `saved` clears ours (a capsule without a pointer) and restores the consumer's
 
-} // namespace detail
+}  // namespace detail
 
 namespace detail {
 template <typename Managed> PyObject *capsule_of(tensor_handle *h, const char *name) noexcept {
@@ -83,7 +87,7 @@ template <typename Managed> PyObject *capsule_of(tensor_handle *h, const char *n
     if (!c) mt->deleter(mt);
     return c;
 }
-} // namespace detail
+}  // namespace detail
 
 /// A DLPack capsule of the handle ("dltensor_versioned" or "dltensor"). New reference, or NULL with an
 /// error set.
@@ -96,8 +100,7 @@ namespace detail {
 
 /// `dltensor.Tensor`: the Python object of a return without a framework annotation.
 struct exported_object {
-    PyObject_HEAD
-    tensor_handle *handle;
+    PyObject_HEAD tensor_handle *handle;
     /// The consumer is an immutable framework (JAX, TensorFlow), which may ask for unversioned DLPack:
     /// a read-only tensor may then go without the read-only flag, which that format cannot carry.
     bool immutable_consumer;
@@ -130,8 +133,7 @@ inline int exported_int_pair(PyObject *value, const char *what, long &a, long &b
     if (value == Py_None) return 0;
     if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != 2 || !PyIndex_Check(PyTuple_GET_ITEM(value, 0)) ||
         !PyIndex_Check(PyTuple_GET_ITEM(value, 1))) {
-        PyErr_Format(PyExc_TypeError, "__dlpack__(): %s must be None or a tuple of two integers, not %R", what,
-                     value);
+        PyErr_Format(PyExc_TypeError, "__dlpack__(): %s must be None or a tuple of two integers, not %R", what, value);
         return -1;
     }
     long out[2];
@@ -165,7 +167,10 @@ inline PyObject *exported_copy(tensor_handle *h, bool versioned) noexcept {
     const py_ref owner(PyCapsule_New(memory, "dltensor.copy", [](PyObject *c) noexcept {
         PyMem_RawFree(PyCapsule_GetPointer(c, "dltensor.copy"));
     }));
-    if (!owner) { PyMem_RawFree(memory); return nullptr; }
+    if (!owner) {
+        PyMem_RawFree(memory);
+        return nullptr;
+    }
     int64_t index[dlpack::max_ndim] = {};
     const char *from = static_cast<const char *>(t.data) + t.byte_offset;
     char *to = static_cast<char *>(memory);
@@ -259,7 +264,10 @@ inline const char *buffer_format(const dlpack::Tensor &t) noexcept {
 /// through `numpy.from_dlpack`. Shape and strides (in bytes) live in `view->internal`.
 inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexcept {
     tensor_handle *h = exported_handle(self);
-    if (!h) { PyErr_SetString(PyExc_BufferError, "dltensor.Tensor: this object holds no tensor"); return -1; }
+    if (!h) {
+        PyErr_SetString(PyExc_BufferError, "dltensor.Tensor: this object holds no tensor");
+        return -1;
+    }
     const dlpack::Tensor &t = h->tensor();
     const char *format = buffer_format(t);
     if (!format) {
@@ -283,7 +291,10 @@ inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexce
     }
     const Py_ssize_t item = (Py_ssize_t) ((t.dtype.bits + 7) / 8), nd = t.ndim;
     auto *dims = static_cast<Py_ssize_t *>(PyMem_Malloc(sizeof(Py_ssize_t) * (size_t) (2 * nd + 1)));
-    if (!dims) { PyErr_NoMemory(); return -1; }
+    if (!dims) {
+        PyErr_NoMemory();
+        return -1;
+    }
     Py_ssize_t len = item;
     for (Py_ssize_t i = 0; i < nd; ++i) {
         dims[i] = (Py_ssize_t) t.shape[i];
@@ -326,15 +337,14 @@ inline exported_type_state exported_type_state::make() noexcept {
     static PyMethodDef methods[] = {
         {"__dlpack__", (PyCFunction) (void (*)()) exported_dlpack, METH_VARARGS | METH_KEYWORDS,
          "DLPack export (array API): a capsule of this tensor."},
-        {"__dlpack_device__", (PyCFunction) exported_dlpack_device, METH_NOARGS,
-         "(DLPack device type, device id)."},
+        {"__dlpack_device__", (PyCFunction) exported_dlpack_device, METH_NOARGS, "(DLPack device type, device id)."},
         {nullptr, nullptr, 0, nullptr}};
     static PyType_Slot slots[] = {{Py_tp_dealloc, (void *) exported_dealloc},
                                   {Py_bf_getbuffer, (void *) exported_getbuffer},
                                   {Py_bf_releasebuffer, (void *) exported_releasebuffer},
                                   {Py_tp_methods, methods},
                                   {Py_tp_doc, const_cast<char *>("A tensor returned by a dltensor binding: pass it to "
-                                                       "any DLPack consumer (numpy.from_dlpack, ...).")},
+                                                                 "any DLPack consumer (numpy.from_dlpack, ...).")},
                                   {0, nullptr}};
     // Never instantiable from Python (`type(t)()` raises TypeError, as nanobind's own types do): every
     // object of the type holds a tensor from its creation (make_exported) on.
@@ -350,7 +360,7 @@ inline exported_type_state exported_type_state::make() noexcept {
     return {tp};  // kept for the interpreter
 }
 
-} // namespace detail
+}  // namespace detail
 
 /// A new `dltensor.Tensor` holding a reference to `h`, or NULL with an error set. `immutable_consumer`:
 /// only for handing to JAX or TensorFlow (see `exported_object`).
@@ -365,9 +375,7 @@ inline void drop_handle(tensor_handle *h) noexcept { h->dec_ref(); }
 /// is freed: the base of a NumPy array over a tensor without a Python owner. NULL with an error set.
 DLTENSOR_CORE PyObject *handle_capsule(tensor_handle *h) noexcept;
 
-} // namespace detail
-
-
+}  // namespace detail
 
 /// The Python object a binding returns for `h`: that framework's tensor (a view, or a copy when `copy`).
 /// New reference, or NULL with an error set. Defined with the frameworks' list (frameworks/registry.h).
@@ -376,7 +384,7 @@ DLTENSOR_CORE PyObject *export_tensor(tensor_handle *h, int framework, bool copy
 namespace detail {
 /// Exports `view`, another view of the memory of `h`, kept alive by `h` (through a `dltensor.Tensor`).
 DLTENSOR_CORE PyObject *export_view_of(tensor_handle *h, const dlpack::Tensor &view, int framework, bool copy) noexcept;
-} // namespace detail
+}  // namespace detail
 
 /// Does framework `f` mishandle `h` as it is (see export_adapted())? One predictable branch where `f`
 /// takes every tensor as it is.
@@ -390,7 +398,7 @@ namespace detail {
 /// `f`'s deleter returned where that deleter is not re-entrant (deferred_release.h); else kept by the
 /// owner of `h`. New reference, or NULL with an error set.
 DLTENSOR_CORE PyObject *export_adapted(tensor_handle *h, const framework &f, bool copy) noexcept;
-} // namespace detail
+}  // namespace detail
 
 /// Hands `h` to a framework through its DLPack exchange API (`managed_tensor_to_py_object_no_sync`): its
 /// tensor over the memory of `h`, a new reference, or NULL with an error set.
@@ -438,7 +446,8 @@ inline constexpr const char *no_framework_to_copy_into =
 DLTENSOR_COLD inline PyObject *refuse_unsupported_return(const tensor_handle *h, const char *framework) noexcept {
     char name[dtype_description_capacity];
     dtype_description(h->tensor().dtype, name);
-    PyErr_Format(PyExc_TypeError, "dltensor: cannot return a tensor of dtype %s to %s: dltensor carries one lane of bool, "
+    PyErr_Format(PyExc_TypeError,
+                 "dltensor: cannot return a tensor of dtype %s to %s: dltensor carries one lane of bool, "
                  "(u)int8-64, float16-64, bfloat16, complex64/128 and the float8 types; return it without a "
                  "framework annotation (a dltensor.Tensor, read through __dlpack__) or convert it in C++",
                  name, framework);
@@ -460,13 +469,15 @@ inline PyObject *export_without_framework(tensor_handle *h, int framework, bool 
             PyErr_SetString(PyExc_TypeError, "py::memview returns CPU tensors only (a memoryview is host memory): "
                                              "annotate a framework (py::pytorch, ...) or none for a device tensor");
         else
-            PyErr_Format(PyExc_TypeError, "py::memview cannot return %s: the buffer protocol has no format for "
+            PyErr_Format(PyExc_TypeError,
+                         "py::memview cannot return %s: the buffer protocol has no format for "
                          "it; annotate a framework (py::numpy, py::pytorch, ...) or none (a dltensor.Tensor, read "
-                         "through __dlpack__)", name);
+                         "through __dlpack__)",
+                         name);
         return nullptr;
     }
     const py_ref obj(make_exported(h));
     return obj ? PyMemoryView_FromObject(obj.get()) : nullptr;
 }
 
-} // namespace dlt
+}  // namespace dlt

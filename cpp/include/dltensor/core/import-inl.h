@@ -18,7 +18,7 @@ namespace detail {
 /// itself. This pins the tensor as firmly as an owning export would (both hold the tensor, not a
 /// separate copy of its storage), without allocating.
 DLTENSOR_HOT_INLINE mismatch import_exchange(PyObject *src, const producer_info &info, const requirements &r,
-                                imported &out) noexcept {
+                                             imported &out) noexcept {
     const dlpack::ExchangeAPI *api = info.api;
     dlpack::Tensor &t = out.tensor;  // filled in place: no copy of the view on the hot path
     t.strides = nullptr;             // the optional fields, should a producer leave them unset
@@ -55,7 +55,10 @@ DLTENSOR_HOT_INLINE mismatch import_exchange(PyObject *src, const producer_info 
         return mismatch::invalid;
     }
     out.owner = owned.get() ? owned.into_owner() : py_ref::borrow(src);
-    if (!out.owner) { PyErr_Clear(); return mismatch::invalid; }
+    if (!out.owner) {
+        PyErr_Clear();
+        return mismatch::invalid;
+    }
     out.stream = stream;
     return mismatch::none;
 }
@@ -109,8 +112,8 @@ inline mismatch import_portable(PyObject *src, const producer_info &info, const 
 
 /// The routes after the first try: the portable one, and a framework's own reader for what only it can read
 /// (NumPy's: ml_dtypes' arrays, also subclasses). Out of line: the hot path is import_by_route()'s first try.
-inline mismatch import_by_other_routes(PyObject *src, const producer_info &info, const requirements &r,
-                                       imported &out, route path) noexcept {
+inline mismatch import_by_other_routes(PyObject *src, const producer_info &info, const requirements &r, imported &out,
+                                       route path) noexcept {
     const framework *f = framework_by_id(info.framework_id);
     mismatch m = mismatch::invalid;
     if (path == route::framework_reader && info.framework_id != inlined_reader::framework)
@@ -135,8 +138,8 @@ DLTENSOR_HOT_INLINE mismatch import_by_route(PyObject *src, const producer_info 
 
 /// Completes the calling thread's refusal record (refusal.h) for `src`, whose framework is `f` (NULL: none
 /// or not known); returns false for the caller.
-inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch why, bool not_a_tensor,
-                   bool converted, const framework *f = nullptr) noexcept {
+inline bool refuse(PyObject *src, const requirements &r, bool convert, mismatch why, bool not_a_tensor, bool converted,
+                   const framework *f = nullptr) noexcept {
     refusal &rec = last_refusal();
     if (why != mismatch::shape && why != mismatch::dtype && why != mismatch::device && why != mismatch::order &&
         why != mismatch::read_only && why != mismatch::misaligned && why != mismatch::overlapping)
@@ -185,7 +188,7 @@ DLTENSOR_REFUSAL_PATH bool refuse_uninitialized(PyObject *src, const requirement
 /// A tensor a route accepted: PyTorch learns of C++ writes, the owner keeps the source alive, and the
 /// source is remembered (`f(x) is x`). False (refused) only when out of memory.
 DLTENSOR_HOT_INLINE bool accept(PyObject *src, const producer_info &info, const requirements &r, bool convert,
-                   imported &out) noexcept {
+                                imported &out) noexcept {
     // C++ may write: tell the framework, as an in-place op would (PyTorch's autograd, Paddle's version).
     if (!r.read_only) {
         const framework *f = framework_by_id(info.framework_id);
@@ -241,7 +244,7 @@ DLTENSOR_REFUSAL_PATH bool import_array_like(PyObject *src, const requirements &
     return ok || refuse(src, r, convert, last_refusal().why, false, true);
 }
 
-} // namespace detail
+}  // namespace detail
 
 DLTENSOR_CORE bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept {
     if (!enter_interpreter()) return detail::refuse_in_sub_interpreter(src, r, convert);
@@ -272,4 +275,4 @@ DLTENSOR_CORE bool of_annotated_framework(PyObject *src, const requirements &r) 
     return false;
 }
 
-} // namespace dlt
+}  // namespace dlt

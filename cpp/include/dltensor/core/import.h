@@ -12,7 +12,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -25,12 +25,10 @@
 #include "import_result.h"
 #include "../tensor/requirements.h"
 
-
 namespace dlt {
 
 DLTENSOR_CORE bool import_tensor(PyObject *src, const requirements &r, bool convert, imported &out) noexcept;
 DLTENSOR_CORE bool of_annotated_framework(PyObject *src, const requirements &r) noexcept;
-
 
 /// Imports `src` for a parameter with requirements `r`. On success fills `out` (the caller takes over
 /// `out.owner`) and returns true; otherwise returns false with no Python error set and nothing consumed,
@@ -47,4 +45,4 @@ DLTENSOR_CORE bool import_tensor(PyObject *src, const requirements &r, bool conv
 /// False: refused (the calling thread's `last_refusal()` says why), nothing read or consumed.
 DLTENSOR_CORE bool of_annotated_framework(PyObject *src, const requirements &r) noexcept;
 
-} // namespace dlt
+}  // namespace dlt

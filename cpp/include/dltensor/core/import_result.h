@@ -3,7 +3,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -24,7 +24,7 @@ struct imported {
     /// The validated view; strides may be NULL (C order). Set by the route that accepts it, and not read
     /// otherwise (left uninitialized until then).
     dlpack::Tensor tensor;
-    py_ref owner;             ///< Keeps `tensor` alive; a backend takes it over (`owner.release()`).
+    py_ref owner;  ///< Keeps `tensor` alive; a backend takes it over (`owner.release()`).
     /// The caller's object the tensor came from (after a conversion: the converted copy), borrowed: `owner`
     /// keeps it alive. What a binding returns for the tensor (`f(x) is x`). NULL for raw capsules.
     PyObject *source = nullptr;
@@ -40,4 +40,4 @@ struct imported {
     int64_t strides[dlpack::max_ndim];  ///< Storage for `tensor.strides` when the importer derives them.
 };
 
-} // namespace dlt
+}  // namespace dlt

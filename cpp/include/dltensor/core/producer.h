@@ -3,7 +3,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -23,9 +23,9 @@ namespace dlt {
 /// How a type's tensors are imported while the fast paths are on (process_state.h); with them off, every
 /// type takes `portable`. import.h implements each.
 enum class route : uint8_t {
-    exchange,  ///< the type's DLPack C exchange API (PyTorch, Paddle): a non-owning view, no Python call
+    exchange,          ///< the type's DLPack C exchange API (PyTorch, Paddle): a non-owning view, no Python call
     framework_reader,  ///< the framework's own reader of its C structures (NumPy: exact `numpy.ndarray`s), else `portable`
-    portable,  ///< `__dlpack__` (or the framework's export hook: jaxlib's), else the buffer protocol
+    portable,          ///< `__dlpack__` (or the framework's export hook: jaxlib's), else the buffer protocol
 };
 
 namespace detail {
@@ -41,7 +41,8 @@ inline void public_type_name(PyTypeObject *tp, const framework *f, char *out, st
     const char *m = std::strchr(name, '.') ? nullptr : module_of((PyObject *) tp, holder);
     if (f && f->public_type && in_packages(m ? m : name, f->packages)) {
         const char *dot = std::strrchr(f->public_type, '.');
-        if (f->public_type_always || std::strcmp(dot ? dot + 1 : f->public_type, name) == 0) m = nullptr, name = f->public_type;
+        if (f->public_type_always || std::strcmp(dot ? dot + 1 : f->public_type, name) == 0)
+            m = nullptr, name = f->public_type;
     }
     if (m && std::strcmp(m, "builtins") == 0) m = nullptr;
     // "module.name", truncated to `size` (no snprintf: its format parsing costs a refused overload as much
@@ -92,8 +93,8 @@ inline producer_info classify_type(PyTypeObject *tp) noexcept {
     auto own = [&](PyObject *name) {
         return name && _PyType_Lookup(tp, name) != _PyType_Lookup((PyTypeObject *) framework_type, name);
     };
-    const bool own_export = f && framework_type != (PyObject *) tp && own(names.dlpack_method) &&
-                            !own(names.exchange_api);
+    const bool own_export =
+        f && framework_type != (PyObject *) tp && own(names.dlpack_method) && !own(names.exchange_api);
     bool use_exchange_api = !own_export;
     if (f) {
         info.framework_id = (uint8_t) f->id;
@@ -101,7 +102,9 @@ inline producer_info classify_type(PyTypeObject *tp) noexcept {
         if (f->classify) f->classify(tp, info, use_exchange_api);
     }
     if (use_exchange_api) info.api = find_exchange_api(tp);  // a classify hook may only veto it
-    const route path = info.api ? route::exchange : f && f->read && !own_export ? route::framework_reader : route::portable;
+    const route path = info.api                      ? route::exchange
+                       : f && f->read && !own_export ? route::framework_reader
+                                                     : route::portable;
     info.path = (uint8_t) path;
     return info;
 }
@@ -132,7 +135,10 @@ private:
 /// by a strong reference, so a cached type can never be freed and its address reused by another type
 /// while the entry exists.
 struct producer_cache {
-    struct entry { PyTypeObject *type; producer_info info; };
+    struct entry {
+        PyTypeObject *type;
+        producer_info info;
+    };
     static constexpr unsigned capacity = 32;
     mutable entry entries[capacity] = {};
     mutable unsigned next = 0, last = 0;
@@ -187,15 +193,25 @@ DLTENSOR_HOT_INLINE bool producer_of(PyTypeObject *tp, producer_info &info) noex
 #ifdef Py_GIL_DISABLED
     producer_of_this_thread &mine = producer_seen_last;
     const uint64_t drops = producer_cache_drops.load(std::memory_order_acquire);
-    if (mine.type == tp && mine.cache == &c && mine.drops == drops) { info = mine.info; return true; }
+    if (mine.type == tp && mine.cache == &c && mine.drops == drops) {
+        info = mine.info;
+        return true;
+    }
 #endif
     bool found = false;
     {
         producer_cache_lock lock;
-        if (c.entries[c.last].type == tp) { info = c.entries[c.last].info; found = true; }
-        else
+        if (c.entries[c.last].type == tp) {
+            info = c.entries[c.last].info;
+            found = true;
+        } else
             for (unsigned i = 0; i < producer_cache::capacity; ++i)
-                if (c.entries[i].type == tp) { c.last = i; info = c.entries[i].info; found = true; break; }
+                if (c.entries[i].type == tp) {
+                    c.last = i;
+                    info = c.entries[i].info;
+                    found = true;
+                    break;
+                }
     }
     if (!found) {
         if (!_PyType_Lookup(tp, py_names::get().dlpack_method) && !has_buffer_protocol(tp)) return false;
@@ -221,5 +237,5 @@ DLTENSOR_HOT_INLINE bool producer_of(PyTypeObject *tp, producer_info &info) noex
     return true;
 }
 
-} // namespace detail
-} // namespace dlt
+}  // namespace detail
+}  // namespace dlt

@@ -26,8 +26,7 @@ struct explained_function {
 /// The functions explain_refusals() took over, sorted by address. Replaced whole when functions are added
 /// (at module initialization, one writer at a time); a replaced table is kept, since a call on another
 /// thread may still be reading it (a few bytes per function, once).
-DLTENSOR_CORE std::atomic<const std::vector<explained_function> *> &explained_functions() noexcept
-{
+DLTENSOR_CORE std::atomic<const std::vector<explained_function> *> &explained_functions() noexcept {
     static std::atomic<const std::vector<explained_function> *> table{nullptr};
     return table;
 }
@@ -58,8 +57,7 @@ DLTENSOR_MESSAGE_PATH std::string argument_label(uintptr_t object, PyObject *con
 /// `args` raised, where it is the binding library's "incompatible function arguments"; else leaves the
 /// error as it is.
 DLTENSOR_CORE DLTENSOR_COLD void add_refusal_reasons(PyObject *const *args, size_t nargsf, PyObject *kwnames,
-                                                     uint64_t before) noexcept
-{
+                                                     uint64_t before) noexcept {
     if (!PyErr_ExceptionMatches(PyExc_TypeError)) return;
     PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
     PyErr_Fetch(&type, &value, &traceback);
@@ -87,8 +85,8 @@ DLTENSOR_CORE DLTENSOR_COLD void add_refusal_reasons(PyObject *const *args, size
         std::string reasons, line;
         for (const refusal *r : kept) {
             if (!r) continue;
-            line = "\n  " + argument_label(r->object, args, nargs, kwnames) + ", a " + r->type_name + ": " +
-                   explain(*r);
+            line =
+                "\n  " + argument_label(r->object, args, nargs, kwnames) + ", a " + r->type_name + ": " + explain(*r);
             if (reasons.find(line) == std::string::npos) reasons += line;
         }
         PyErr_Format(PyExc_TypeError, "%s\n\nWhy py::dltensor parameters refused the arguments:%s", message,
@@ -104,8 +102,7 @@ DLTENSOR_CORE DLTENSOR_COLD void add_refusal_reasons(PyObject *const *args, size
 
 /// The vectorcall of a function explain_refusals() took over: the original call, then the reasons.
 DLTENSOR_CORE PyObject *explained_call(PyObject *callable, PyObject *const *args, size_t nargsf,
-                                       PyObject *kwnames) noexcept
-{
+                                       PyObject *kwnames) noexcept {
     const std::vector<explained_function> *table = explained_functions().load(std::memory_order_acquire);
     const auto it = table ? std::lower_bound(table->begin(), table->end(), callable,
                                              [](const explained_function &e, PyObject *f) { return e.function < f; })
@@ -122,8 +119,7 @@ DLTENSOR_CORE PyObject *explained_call(PyObject *callable, PyObject *const *args
 
 /// Adds `f` to `found` where it is a function of the module named `module` (not a Python function, not
 /// taken over already); follows methods, static and class methods, and classes of that module.
-DLTENSOR_CORE void collect_explained(PyObject *f, PyObject *module, std::vector<explained_function> &found, int depth)
-{
+DLTENSOR_CORE void collect_explained(PyObject *f, PyObject *module, std::vector<explained_function> &found, int depth) {
     if (PyInstanceMethod_Check(f)) f = PyInstanceMethod_GET_FUNCTION(f);
     PyObject *owner = PyObject_GetAttrString(f, "__module__");
     if (!owner) PyErr_Clear();
@@ -142,7 +138,10 @@ DLTENSOR_CORE void collect_explained(PyObject *f, PyObject *module, std::vector<
             PyObject *inner = value;
             if (Py_TYPE(value) == &PyStaticMethod_Type || Py_TYPE(value) == &PyClassMethod_Type) {
                 inner = PyObject_GetAttrString(value, "__func__");
-                if (!inner) { PyErr_Clear(); continue; }
+                if (!inner) {
+                    PyErr_Clear();
+                    continue;
+                }
                 collect_explained(inner, module, found, depth + 1);
                 Py_DECREF(inner);
             } else collect_explained(inner, module, found, depth + 1);
@@ -153,7 +152,7 @@ DLTENSOR_CORE void collect_explained(PyObject *f, PyObject *module, std::vector<
     if (slot && *slot && *slot != explained_call) found.push_back({f, *slot});
 }
 
-} // namespace detail
+}  // namespace detail
 
 DLTENSOR_CORE bool explain_refusals(PyObject *module) noexcept {
     PyObject *name = PyObject_GetAttrString(module, "__name__");
@@ -194,4 +193,4 @@ DLTENSOR_CORE bool explain_refusals(PyObject *module) noexcept {
     }
 }
 
-} // namespace dlt
+}  // namespace dlt

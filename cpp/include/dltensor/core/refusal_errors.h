@@ -11,7 +11,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -29,5 +29,4 @@ namespace dlt {
 /// Returns false, with a Python error set, on failure.
 DLTENSOR_CORE bool explain_refusals(PyObject *module) noexcept;
 
-} // namespace dlt
-
+}  // namespace dlt

@@ -17,7 +17,8 @@ DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept {
     slot.r.object = (uintptr_t) src;
     slot.r.signature = signature;
     slot.r.when = (uint64_t) std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count();
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
     ++log.written;
     if (log.count < refusal_log::capacity) ++log.count;
     detail::register_refusal_reader();
@@ -36,4 +37,4 @@ DLTENSOR_CORE DLTENSOR_CORE_COLD void set_refusal_type_error(PyObject *src, cons
     }
 }
 
-} // namespace dlt
+}  // namespace dlt

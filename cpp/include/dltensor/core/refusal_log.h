@@ -8,7 +8,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -91,10 +91,9 @@ inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nar
         // (no "s#" format: it needs PY_SSIZE_T_CLEAN, which a binding library may include Python.h without)
         PyObject *d = Py_BuildValue("{s:N,s:s,s:s,s:N,s:s,s:N,s:N,s:K}", "object", PyLong_FromSize_t((size_t) r.object),
                                     "type", r.type_name, "kind", mismatch_name(r.why), "explanation",
-                                    PyUnicode_FromStringAndSize(text.data(), (Py_ssize_t) text.size()),
-                                    "signature", r.signature ? r.signature : "", "convert", PyBool_FromLong(r.convert),
-                                    "writable", PyBool_FromLong(!r.required.read_only), "when",
-                                    (unsigned long long) r.when);
+                                    PyUnicode_FromStringAndSize(text.data(), (Py_ssize_t) text.size()), "signature",
+                                    r.signature ? r.signature : "", "convert", PyBool_FromLong(r.convert), "writable",
+                                    PyBool_FromLong(!r.required.read_only), "when", (unsigned long long) r.when);
         if (!d || PyList_Append(list, d) != 0) {
             Py_XDECREF(d);
             Py_DECREF(list);
@@ -112,8 +111,8 @@ inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nar
 struct refusal_reader {
     bool registered = false;
     static refusal_reader make() noexcept {
-        static PyMethodDef def = {"dltensor_refusals", (PyCFunction) (void (*)(void)) read_refusals,
-                                  METH_FASTCALL, "This thread's recent argument refusals in this extension module."};
+        static PyMethodDef def = {"dltensor_refusals", (PyCFunction) (void (*)(void)) read_refusals, METH_FASTCALL,
+                                  "This thread's recent argument refusals in this extension module."};
         PyObject *module = PyImport_AddModule("_dltensor_refusals");  // borrowed
         PyObject *reader = module ? PyCFunction_New(&def, nullptr) : nullptr;
         PyObject *readers = module ? PyObject_GetAttrString(module, "readers") : nullptr;
@@ -132,7 +131,7 @@ struct refusal_reader {
 
 inline void register_refusal_reader() noexcept { (void) process_state<refusal_reader>(refusal_reader::make); }
 
-} // namespace detail
+}  // namespace detail
 
 /// Keeps the importer's last refusal (refusal.h) for `src`, refused by a parameter whose signature text is
 /// `signature` (static storage; "...@parameter@return@..." where the backend names both, signature.h: the reader
@@ -157,4 +156,4 @@ DLTENSOR_CORE DLTENSOR_CORE_COLD std::string refusal_message(PyObject *src, cons
 /// Sets refusal_message() as a Python TypeError (where nothing may throw).
 DLTENSOR_CORE DLTENSOR_CORE_COLD void set_refusal_type_error(PyObject *src, const char *signature) noexcept;
 
-} // namespace dlt
+}  // namespace dlt

@@ -25,4 +25,4 @@ DLTENSOR_CORE PyObject *export_keeping_parent(tensor_handle *h, const return_pla
     return out;
 }
 
-} // namespace dlt
+}  // namespace dlt

@@ -13,7 +13,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -40,7 +40,7 @@ enum class return_policy : uint8_t {
 namespace detail {
 template <typename Policy, typename = void> struct has_none_policy : std::false_type { };
 template <typename Policy> struct has_none_policy<Policy, std::void_t<decltype(Policy::none)>> : std::true_type { };
-} // namespace detail
+}  // namespace detail
 
 /// A binding library's return-value policy (`nb::rv_policy`, `py::return_value_policy`: the same names)
 /// as a `return_policy`.
@@ -102,4 +102,4 @@ DLTENSOR_HOT_INLINE PyObject *export_planned(tensor_handle *h, const return_plan
     return export_keeping_parent(h, plan, parent, also_keep);
 }
 
-} // namespace dlt
+}  // namespace dlt

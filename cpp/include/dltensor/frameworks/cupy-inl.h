@@ -24,15 +24,28 @@ DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     return out && copy ? call_method(out.get(), "copy").release() : out.release();
 }
 
-} // namespace cupy
-} // namespace frameworks
+}  // namespace cupy
+}  // namespace frameworks
 
 inline constexpr framework cupy_framework = {
-    fw_cupy, "CuPy", frameworks::cupy::packages, nullptr, false,
-    /*immutable*/ false, /*copies_read_only*/ true, /*reason*/ nullptr,
-    /*ignores_byte_offset*/ false, /*deleter_not_reentrant*/ false,
-    /*classify*/ nullptr, /*read*/ nullptr, /*check_view*/ nullptr, /*export_capsule*/ nullptr,
-    /*written*/ nullptr, frameworks::cupy::convert, frameworks::cupy::to_python, /*empty*/ nullptr,
+    fw_cupy,
+    "CuPy",
+    frameworks::cupy::packages,
+    nullptr,
+    false,
+    /*immutable*/ false,
+    /*copies_read_only*/ true,
+    /*reason*/ nullptr,
+    /*ignores_byte_offset*/ false,
+    /*deleter_not_reentrant*/ false,
+    /*classify*/ nullptr,
+    /*read*/ nullptr,
+    /*check_view*/ nullptr,
+    /*export_capsule*/ nullptr,
+    /*written*/ nullptr,
+    frameworks::cupy::convert,
+    frameworks::cupy::to_python,
+    /*empty*/ nullptr,
 };
 
-} // namespace dlt
+}  // namespace dlt

@@ -6,7 +6,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -37,8 +37,8 @@ inline constexpr int framework_capacity = 16;  ///< Numbers are below this.
 /// argument, so it stays 24 bytes).
 struct producer_info {
     uint8_t framework_id = fw_none;  ///< The framework whose tensors the type's objects are (its number).
-    uint8_t path = 0;        ///< The `route` its tensors take while the fast paths are on (producer.h).
-    bool immutable = false;  ///< Immutable arrays, although they export no read-only flag.
+    uint8_t path = 0;                ///< The `route` its tensors take while the fast paths are on (producer.h).
+    bool immutable = false;          ///< Immutable arrays, although they export no read-only flag.
     /// No tensor yet (PyTorch's lazy modules' placeholders, until the module's first forward pass): refused.
     bool uninitialized = false;
     const dlpack::ExchangeAPI *api = nullptr;  ///< The type's DLPack C exchange API, if it publishes one.
@@ -53,11 +53,11 @@ static_assert(sizeof(void *) != 8 || sizeof(producer_info) == 24, "producer_info
 /// `target` dtype and `order`, on the same device. The Python strings a hook may pass on are made on
 /// first use: NumPy's C API, the common conversion, needs none.
 struct conversion_request {
-    dlpack::DataType target;  ///< The dtype wanted: the parameter's, else the source's.
-    const char *name;         ///< Its name ("float32"); NULL only when unknown (a PyTorch lazy view).
-    char order;               ///< 'C', 'F', or 'K' (keep the source's).
-    bool fresh;               ///< Misaligned: only a fresh copy helps, even with the same dtype and order.
-    bool on_cpu;              ///< The source lives on the CPU.
+    dlpack::DataType target;              ///< The dtype wanted: the parameter's, else the source's.
+    const char *name;                     ///< Its name ("float32"); NULL only when unknown (a PyTorch lazy view).
+    char order;                           ///< 'C', 'F', or 'K' (keep the source's).
+    bool fresh;                           ///< Misaligned: only a fresh copy helps, even with the same dtype and order.
+    bool on_cpu;                          ///< The source lives on the CPU.
     mutable py_ref dtype_str, order_str;  ///< Made by dtype() and order_name(); empty until then.
 
     /// `name` as a `str` (borrowed); NULL when the dtype is unknown (no error) or the string cannot be
@@ -111,8 +111,8 @@ struct framework {
     /// `capsule` receives it, or stays empty (then the buffer protocol is tried); a mismatch other than
     /// none refuses; `seen` then receives the tensor's dtype where the hook found it without an export
     /// (PyTorch's lazy views: what a conversion starts from). NULL hook: `__dlpack__` is called.
-    mismatch (*export_capsule)(PyObject *src, const producer_info &info, const requirements &r,
-                               PyObject *method, py_ref &capsule, dlpack::DataType &seen) noexcept;
+    mismatch (*export_capsule)(PyObject *src, const producer_info &info, const requirements &r, PyObject *method,
+                               py_ref &capsule, dlpack::DataType &seen) noexcept;
     /// C++ may write into `src` (accepted for a writable parameter): tell the framework, as an in-place
     /// operation would.
     void (*written)(PyObject *src) noexcept;
@@ -152,7 +152,7 @@ inline py_ref astype_copy(PyObject *src, const conversion_request &c, bool with_
                       : call_method(src, "astype", args, 1);
 }
 
-} // namespace dlt
+}  // namespace dlt
 
 namespace dlt {
 /// The type that signatures and stubs name for a tensor of the framework tagged `Tag` with dtype `d`
@@ -160,11 +160,16 @@ namespace dlt {
 template <typename Tag> struct stub_type_of {
     static constexpr const char *of(dlpack::DataType) noexcept { return Tag::type_name; }
 };
-} // namespace dlt
+}  // namespace dlt
 
 /// A framework's annotation tag (`py::numpy`, ...; the pybind11 backend's, nanobind has its own for the
 /// frameworks it knows): its number and the type name a stub annotates.
-#define DLTENSOR_FRAMEWORK_TAG(Name, Value, TypeName)                                                      \
-    namespace dlt { namespace framework_tags {                                                             \
-    struct Name { static constexpr int value = Value; static constexpr char type_name[] = TypeName; };    \
-    } }
+#define DLTENSOR_FRAMEWORK_TAG(Name, Value, TypeName)                                                                  \
+    namespace dlt {                                                                                                    \
+    namespace framework_tags {                                                                                         \
+    struct Name {                                                                                                      \
+        static constexpr int value = Value;                                                                            \
+        static constexpr char type_name[] = TypeName;                                                                  \
+    };                                                                                                                 \
+    }                                                                                                                  \
+    }

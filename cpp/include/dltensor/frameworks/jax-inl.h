@@ -37,7 +37,8 @@ struct jax_entry_points {
         py_ref jax = to_buffer ? import_module("jax") : py_ref();
         py_ref devices(jax ? PyObject_CallMethod(jax.get(), "devices", "s", "cpu") : nullptr);
         py_ref cpu(devices && PySequence_Check(devices.get()) && PySequence_Size(devices.get()) > 0
-                       ? PySequence_GetItem(devices.get(), 0) : nullptr);
+                       ? PySequence_GetItem(devices.get(), 0)
+                       : nullptr);
         if (to_buffer && cpu) {  // kept for the process
             r.to_buffer = to_buffer.release();
             r.cpu_device = cpu.release();
@@ -58,9 +59,10 @@ struct jax_entry_points {
 /// route then. Returns NULL with an error set when the call itself failed.
 inline PyObject *jax_array_from_capsule(PyObject *capsule, dlpack::DataType dtype, int32_t device_type) noexcept {
     if (device_type != dlpack::cpu) return nullptr;
-    const bool canonicalized = ((dtype.code == dlpack::int_ || dtype.code == dlpack::uint_ ||
-                                 dtype.code == dlpack::float_) && dtype.bits == 64) ||
-                               (dtype.code == dlpack::complex_ && dtype.bits == 128);
+    const bool canonicalized =
+        ((dtype.code == dlpack::int_ || dtype.code == dlpack::uint_ || dtype.code == dlpack::float_) &&
+         dtype.bits == 64) ||
+        (dtype.code == dlpack::complex_ && dtype.bits == 128);
     if (canonicalized) return nullptr;
     const jax_entry_points &jax = jax_entry_points::get();
     if (!jax.to_buffer) return nullptr;
@@ -87,10 +89,16 @@ inline PyObject *jax_capsule_from_array(PyObject *array) noexcept {
     const py_ref replicated(one_device ? PyObject_GetAttr(array, jax.replicated_name) : nullptr);
     const bool whole = replicated.get() == Py_True;  // one shard that is the whole array (not one process's part)
     py_ref shard(whole ? PyObject_CallMethodNoArgs(array, jax.shard_name) : nullptr);
-    if (!shard) { PyErr_Clear(); return nullptr; }  // deleted, donated, sharded: the public route decides
+    if (!shard) {
+        PyErr_Clear();
+        return nullptr;
+    }  // deleted, donated, sharded: the public route decides
     PyObject *args[] = {shard.get()};
     py_ref capsule(PyObject_Vectorcall(jax.from_buffer, args, 1, nullptr));
-    if (!capsule) { PyErr_Clear(); return nullptr; }
+    if (!capsule) {
+        PyErr_Clear();
+        return nullptr;
+    }
     // Only CPU tensors: device memory needs the stream synchronization that __dlpack__ performs.
     const char *name = PyCapsule_CheckExact(capsule.get()) ? PyCapsule_GetName(capsule.get()) : nullptr;
     const dlpack::Tensor *t = nullptr;
@@ -123,7 +131,7 @@ inline constexpr const char *packages[] = {"jax", "jaxlib", nullptr};
 
 /// jaxlib's export where the fast paths are on, else `__dlpack__`.
 DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &, const requirements &, PyObject *method,
-                               py_ref &capsule, dlpack::DataType &) noexcept {
+                                      py_ref &capsule, dlpack::DataType &) noexcept {
     if (fast_paths_enabled()) capsule = py_ref(jax_capsule_from_array(src));
     if (!capsule) capsule = detail::call_dlpack(src, method);
     return mismatch::none;
@@ -157,15 +165,28 @@ DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     return obj ? call_function("jax.dlpack", "from_dlpack", obj.get()).release() : nullptr;
 }
 
-} // namespace jax
-} // namespace frameworks
+}  // namespace jax
+}  // namespace frameworks
 
 inline constexpr framework jax_framework = {
-    fw_jax, "JAX", frameworks::jax::packages, "jax.Array", true,
-    /*immutable*/ true, /*copies_read_only*/ false, /*reason*/ nullptr,
-    /*ignores_byte_offset*/ false, /*deleter_not_reentrant*/ false,
-    /*classify*/ nullptr, /*read*/ nullptr, /*check_view*/ nullptr, frameworks::jax::export_capsule,
-    /*written*/ nullptr, frameworks::jax::convert, frameworks::jax::to_python, /*empty*/ nullptr,
+    fw_jax,
+    "JAX",
+    frameworks::jax::packages,
+    "jax.Array",
+    true,
+    /*immutable*/ true,
+    /*copies_read_only*/ false,
+    /*reason*/ nullptr,
+    /*ignores_byte_offset*/ false,
+    /*deleter_not_reentrant*/ false,
+    /*classify*/ nullptr,
+    /*read*/ nullptr,
+    /*check_view*/ nullptr,
+    frameworks::jax::export_capsule,
+    /*written*/ nullptr,
+    frameworks::jax::convert,
+    frameworks::jax::to_python,
+    /*empty*/ nullptr,
 };
 
-} // namespace dlt
+}  // namespace dlt

@@ -6,7 +6,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -19,5 +19,4 @@ namespace dlt {
 
 inline constexpr int fw_jax = framework_tags::jax::value;
 
-} // namespace dlt
-
+}  // namespace dlt

@@ -19,15 +19,28 @@ DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool) noexcept {
     return obj ? call_function("mlx.core", "array", obj.get()).release() : nullptr;
 }
 
-} // namespace mlx
-} // namespace frameworks
+}  // namespace mlx
+}  // namespace frameworks
 
 inline constexpr framework mlx_framework = {
-    fw_mlx, "MLX", frameworks::mlx::packages, nullptr, false,
-    /*immutable*/ false, /*copies_read_only*/ false, /*reason*/ nullptr,
-    /*ignores_byte_offset*/ false, /*deleter_not_reentrant*/ false,
-    /*classify*/ nullptr, /*read*/ nullptr, /*check_view*/ nullptr, /*export_capsule*/ nullptr,
-    /*written*/ nullptr, /*convert*/ nullptr, frameworks::mlx::to_python, /*empty*/ nullptr,
+    fw_mlx,
+    "MLX",
+    frameworks::mlx::packages,
+    nullptr,
+    false,
+    /*immutable*/ false,
+    /*copies_read_only*/ false,
+    /*reason*/ nullptr,
+    /*ignores_byte_offset*/ false,
+    /*deleter_not_reentrant*/ false,
+    /*classify*/ nullptr,
+    /*read*/ nullptr,
+    /*check_view*/ nullptr,
+    /*export_capsule*/ nullptr,
+    /*written*/ nullptr,
+    /*convert*/ nullptr,
+    frameworks::mlx::to_python,
+    /*empty*/ nullptr,
 };
 
-} // namespace dlt
+}  // namespace dlt

@@ -3,7 +3,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -16,5 +16,4 @@ namespace dlt {
 
 inline constexpr int fw_mlx = framework_tags::mlx::value;
 
-} // namespace dlt
-
+}  // namespace dlt

@@ -32,8 +32,9 @@ DLTENSOR_CORE PyObject *numpy_empty_cpu(dlpack::DataType dtype, size_t ndim, cha
     py_ref array;
     if (fast_paths_enabled() && capi.array_type && type >= 0) {
         PyObject *descr = capi.descr_from_type(type);
-        array = py_ref(descr ? capi.new_from_descr(capi.array_type, descr, (int) ndim, extents_as<Py_ssize_t, int64_t>(out.shape, ndim).get(),
-                                                   nullptr, nullptr, order == 'F' ? 1 : 0, nullptr)
+        array = py_ref(descr ? capi.new_from_descr(capi.array_type, descr, (int) ndim,
+                                                   extents_as<Py_ssize_t, int64_t>(out.shape, ndim).get(), nullptr,
+                                                   nullptr, order == 'F' ? 1 : 0, nullptr)
                              : nullptr);
         if (array) {  // made here: its layout is known (C or F order over out.shape); only its data is read
             dlpack::Tensor &t = out.tensor;
@@ -59,8 +60,10 @@ DLTENSOR_CORE PyObject *numpy_empty_cpu(dlpack::DataType dtype, size_t ndim, cha
         if (!np) return nullptr;
         if ((dtype.code == dlpack::bfloat_ || is_float8_code(dtype.code)) && !import_module("ml_dtypes")) {
             PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "dltensor::empty(): NumPy has no %s dtype without the ml_dtypes package "
-                         "(pip install ml_dtypes)", name);
+            PyErr_Format(PyExc_TypeError,
+                         "dltensor::empty(): NumPy has no %s dtype without the ml_dtypes package "
+                         "(pip install ml_dtypes)",
+                         name);
             return nullptr;
         }
         py_ref dims(PyTuple_New((Py_ssize_t) ndim));
@@ -131,7 +134,8 @@ DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
             // as for the public route's read-only memoryview): an owner with the buffer protocol (a writable
             // NumPy array) is kept through a capsule holding the tensor instead.
             PyObject *owner = h->owner();
-            PyObject *base = h->read_only() && owner && PyObject_CheckBuffer(owner) ? nullptr : h->new_owner_reference();
+            PyObject *base =
+                h->read_only() && owner && PyObject_CheckBuffer(owner) ? nullptr : h->new_owner_reference();
             if (!base && !PyErr_Occurred()) base = detail::handle_capsule(h);
             if (!base) return nullptr;
             PyObject *arr = np.array_over(t, type, h->read_only(), base);
@@ -153,7 +157,7 @@ DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
 /// array; a read-only tensor as a read-only view of it whose base refuses writable buffers (the array
 /// owns its memory, and NumPy lets an array that owns its memory be made writable again).
 DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool read_only,
-                 imported &out) noexcept {
+                        imported &out) noexcept {
     if (device.device_type != dlpack::cpu) return 1;
     PyObject *array = numpy_empty_cpu(dtype, ndim, order, out);
     if (!array) return -1;
@@ -165,22 +169,35 @@ DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device devi
         }
     }
     if (read_only) return 0;  // exported on return (to_python): a view
-    out.source = array;  // out.owner holds it
+    out.source = array;       // out.owner holds it
     out.source_framework = fw_numpy;
     return 0;
 }
 
 inline constexpr const char *packages[] = {"numpy", nullptr};
 
-} // namespace numpy
-} // namespace frameworks
+}  // namespace numpy
+}  // namespace frameworks
 
 inline constexpr framework numpy_framework = {
-    fw_numpy, "NumPy", frameworks::numpy::packages, nullptr, false,
-    /*immutable*/ false, /*copies_read_only*/ false, /*reason*/ nullptr,
-    /*ignores_byte_offset*/ false, /*deleter_not_reentrant*/ false,
-    /*classify*/ nullptr, frameworks::numpy::read, /*check_view*/ nullptr, /*export_capsule*/ nullptr,
-    /*written*/ nullptr, frameworks::numpy::convert, frameworks::numpy::to_python, frameworks::numpy::empty,
+    fw_numpy,
+    "NumPy",
+    frameworks::numpy::packages,
+    nullptr,
+    false,
+    /*immutable*/ false,
+    /*copies_read_only*/ false,
+    /*reason*/ nullptr,
+    /*ignores_byte_offset*/ false,
+    /*deleter_not_reentrant*/ false,
+    /*classify*/ nullptr,
+    frameworks::numpy::read,
+    /*check_view*/ nullptr,
+    /*export_capsule*/ nullptr,
+    /*written*/ nullptr,
+    frameworks::numpy::convert,
+    frameworks::numpy::to_python,
+    frameworks::numpy::empty,
 };
 
-} // namespace dlt
+}  // namespace dlt

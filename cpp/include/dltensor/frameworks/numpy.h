@@ -7,7 +7,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -47,11 +47,12 @@ template <> struct stub_type_of<framework_tags::numpy> {
     }
 };
 
-namespace frameworks { namespace numpy {
+namespace frameworks {
+namespace numpy {
 /// `empty()` of a `py::numpy` tensor (below), which registry.h's allocate_by_framework() calls directly.
 DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool read_only,
                         imported &out) noexcept;
-} } // namespace frameworks::numpy
+}
+}  // namespace frameworks::numpy
 
-} // namespace dlt
-
+}  // namespace dlt

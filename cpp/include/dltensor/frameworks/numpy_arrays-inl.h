@@ -15,13 +15,14 @@ DLTENSOR_CORE PyObject *numpy_ml_dtypes_view(PyObject *bits_array, const char *n
     py_ref type = attribute(ml.get(), name);
     if (!type) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "dltensor: NumPy has no %s dtype; returning a %s tensor as a NumPy array "
-                     "needs the ml_dtypes package (pip install ml_dtypes)%s", name, name,
-                     ml ? ", of a version that has it" : "");
+        PyErr_Format(PyExc_TypeError,
+                     "dltensor: NumPy has no %s dtype; returning a %s tensor as a NumPy array "
+                     "needs the ml_dtypes package (pip install ml_dtypes)%s",
+                     name, name, ml ? ", of a version that has it" : "");
         return nullptr;
     }
     PyObject *args[] = {type.get()};
     return call_method(bits.get(), "view", args, 1).release();
 }
 
-} // namespace dlt
+}  // namespace dlt

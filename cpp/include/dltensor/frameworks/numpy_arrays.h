@@ -4,7 +4,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -40,7 +40,10 @@ struct numpy_public_api {
     PyObject *asarray = nullptr;      ///< `numpy.asarray` (CPU memory, through the buffer protocol)
     PyObject *from_dlpack = nullptr;  ///< `numpy.from_dlpack`
     bool ok() const noexcept { return asarray && from_dlpack; }
-    void release() noexcept { Py_CLEAR(asarray); Py_CLEAR(from_dlpack); }
+    void release() noexcept {
+        Py_CLEAR(asarray);
+        Py_CLEAR(from_dlpack);
+    }
     static const numpy_public_api &get() noexcept {
         return process_state<numpy_public_api>([] {
             numpy_public_api r;
@@ -65,8 +68,7 @@ struct numpy_arrays {
     int major = 0;                    ///< NumPy's major version: picks the `PyArray_Descr` layout.
 
     struct array_fields {  // PyArrayObject_fields: stable since NumPy 1.7
-        PyObject_HEAD
-        char *data;
+        PyObject_HEAD char *data;
         int nd;
         Py_ssize_t *dimensions;
         Py_ssize_t *strides;
@@ -75,13 +77,19 @@ struct numpy_arrays {
         int flags;
     };
     struct descr_head {  // the common start of PyArray_Descr in NumPy 1.x and 2.x
-        PyObject_HEAD
-        PyTypeObject *typeobj;
+        PyObject_HEAD PyTypeObject *typeobj;
         char kind, type, byteorder, flags_or_unused;
         int type_num;
     };
-    struct descr_v1 { descr_head head; int elsize; };
-    struct descr_v2 { descr_head head; uint64_t flags; Py_ssize_t elsize; };
+    struct descr_v1 {
+        descr_head head;
+        int elsize;
+    };
+    struct descr_v2 {
+        descr_head head;
+        uint64_t flags;
+        Py_ssize_t elsize;
+    };
     static constexpr int writeable = 0x0400, aligned = 0x0100;  // NPY_ARRAY_WRITEABLE, NPY_ARRAY_ALIGNED
 
     /// Found once (process_state.h); `ndarray` stays NULL (no shortcut) unless NumPy 1.x or 2.x is
@@ -107,7 +115,10 @@ struct numpy_arrays {
     /// ml_dtypes' scalar types, which NumPy's own DLPack export and buffer protocol refuse: bfloat16 and the
     /// float8 formats, read here; and the sub-byte types (one element per byte in NumPy), only named in
     /// the refusal (requirements.h: unsupported_dtype_seen()).
-    struct ml_dtype { const char *name; dlpack::DataType dtype; };
+    struct ml_dtype {
+        const char *name;
+        dlpack::DataType dtype;
+    };
     static constexpr ml_dtype ml_dtypes[] = {
         {"bfloat16", {dlpack::bfloat_, 16, 1}},
         {"float8_e3m4", {dlpack::float8_e3m4, 8, 1}},
@@ -137,7 +148,7 @@ struct numpy_arrays {
     static PyTypeObject *ml_type(size_t i) noexcept {
         static std::atomic<PyTypeObject *> found[ml_dtype_count] = {};
         if (PyTypeObject *type = found[i].load(std::memory_order_acquire)) return type;
-        PyObject *modules = PyImport_GetModuleDict();  // borrowed
+        PyObject *modules = PyImport_GetModuleDict();                                    // borrowed
         PyObject *mod = modules ? PyDict_GetItemString(modules, "ml_dtypes") : nullptr;  // borrowed
         if (!mod || !PyModule_Check(mod)) return nullptr;
         PyObject *t = PyDict_GetItemString(PyModule_GetDict(mod), ml_dtypes[i].name);  // borrowed
@@ -183,8 +194,8 @@ struct numpy_arrays {
         // Misaligned arrays take the public route (exact), or are read here and refused or copied by the
         // alignment check (the ml_dtypes route, bfloat16 and float8, which has no other).
         if (a->nd < 0 || a->nd > dlpack::max_ndim || (exact && !(a->flags & aligned))) return false;
-        const Py_ssize_t elsize = major >= 2 ? reinterpret_cast<const descr_v2 *>(d)->elsize
-                                             : reinterpret_cast<const descr_v1 *>(d)->elsize;
+        const Py_ssize_t elsize =
+            major >= 2 ? reinterpret_cast<const descr_v2 *>(d)->elsize : reinterpret_cast<const descr_v1 *>(d)->elsize;
         const uint16_t probe = 1;
         const bool little = *reinterpret_cast<const uint8_t *>(&probe) == 1;
         if (!(d->byteorder == '=' || d->byteorder == '|' || d->byteorder == (little ? '<' : '>'))) return false;
@@ -195,12 +206,15 @@ struct numpy_arrays {
             case 'i': code = dlpack::int_; break;
             case 'u': code = dlpack::uint_; break;
             case 'f':  // ml_dtypes registers float8_e5m2 with kind 'f'; NumPy has no 1-byte float
-                if (elsize == 1) { ml = true; break; }
+                if (elsize == 1) {
+                    ml = true;
+                    break;
+                }
                 code = dlpack::float_;
                 break;
             case 'c': code = dlpack::complex_; break;
             case 'V': ml = true; break;  // user-defined dtypes: only ml_dtypes' (bfloat16, float8)
-            default: return false;  // strings, objects, structured, datetime
+            default: return false;       // strings, objects, structured, datetime
         }
         if (ml) {
             dlpack::DataType seen;
@@ -235,4 +249,4 @@ struct numpy_arrays {
     }
 };
 
-} // namespace dlt
+}  // namespace dlt

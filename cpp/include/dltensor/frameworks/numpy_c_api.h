@@ -6,7 +6,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -29,14 +29,14 @@ struct numpy_c_api {
     static constexpr int writeable = 0x0400;  ///< NPY_ARRAY_WRITEABLE
     static constexpr int c_order = 0;         ///< NPY_CORDER
 
-    PyTypeObject *array_type = nullptr;                 ///< `PyArray_Type`
-    PyObject *(*descr_from_type)(int) = nullptr;        ///< `PyArray_DescrFromType`: new reference
-    PyObject *(*new_copy)(PyObject *, int) = nullptr;   ///< `PyArray_NewCopy(array, order)`
+    PyTypeObject *array_type = nullptr;                ///< `PyArray_Type`
+    PyObject *(*descr_from_type)(int) = nullptr;       ///< `PyArray_DescrFromType`: new reference
+    PyObject *(*new_copy)(PyObject *, int) = nullptr;  ///< `PyArray_NewCopy(array, order)`
     /// `PyArray_CastToType(array, descr, fortran)`: a converted copy (C order, F when `fortran`); steals `descr`.
     PyObject *(*cast_to_type)(PyObject *, PyObject *, int) = nullptr;
     /// `PyArray_NewFromDescr(type, descr, nd, dims, byte strides, data, flags, obj)`: steals `descr`.
-    PyObject *(*new_from_descr)(PyTypeObject *, PyObject *, int, const Py_ssize_t *, const Py_ssize_t *, void *,
-                                int, PyObject *) = nullptr;
+    PyObject *(*new_from_descr)(PyTypeObject *, PyObject *, int, const Py_ssize_t *, const Py_ssize_t *, void *, int,
+                                PyObject *) = nullptr;
     int (*set_base_object)(PyObject *, PyObject *) = nullptr;  ///< `PyArray_SetBaseObject`: steals the base
 
     /// The table, looked up once (process_state.h).
@@ -49,26 +49,25 @@ struct numpy_c_api {
         constexpr int long64 = sizeof(long) == 8;
         // By code (int, uint, float, opaque, bfloat, complex, bool), then by bits: 8, 16, 32, 64, 128.
         constexpr signed char numbers[7][5] = {
-            {1, 3, 5, long64 ? 7 : 9, -1},    // BYTE, SHORT, INT, LONG or LONGLONG
-            {2, 4, 6, long64 ? 8 : 10, -1},   // UBYTE, USHORT, UINT, ULONG or ULONGLONG
-            {-1, 23, 11, 12, -1},             // HALF, FLOAT, DOUBLE
-            {-1, -1, -1, -1, -1},             // opaque handles
-            {-1, -1, -1, -1, -1},             // bfloat16: no NumPy type
-            {-1, -1, -1, 14, 15},             // CFLOAT, CDOUBLE
-            {0, -1, -1, -1, -1},              // BOOL
+            {1, 3, 5, long64 ? 7 : 9, -1},   // BYTE, SHORT, INT, LONG or LONGLONG
+            {2, 4, 6, long64 ? 8 : 10, -1},  // UBYTE, USHORT, UINT, ULONG or ULONGLONG
+            {-1, 23, 11, 12, -1},            // HALF, FLOAT, DOUBLE
+            {-1, -1, -1, -1, -1},            // opaque handles
+            {-1, -1, -1, -1, -1},            // bfloat16: no NumPy type
+            {-1, -1, -1, 14, 15},            // CFLOAT, CDOUBLE
+            {0, -1, -1, -1, -1},             // BOOL
         };
         const unsigned bits = dtype.bits;
         // 8..128 bits, a power of two: its index is trailing_zeros(bits) - 3
-        if (dtype.lanes != 1 || dtype.code > dlpack::bool_ || bits < 8 || bits > 128 || (bits & (bits - 1)))
-            return -1;
+        if (dtype.lanes != 1 || dtype.code > dlpack::bool_ || bits < 8 || bits > 128 || (bits & (bits - 1))) return -1;
         return numbers[dtype.code][trailing_zeros(bits) - 3];
     }
 
     /// NumPy's type number for `t` when `array_over` can make an array of it (the table was found, a CPU
     /// tensor, a NumPy dtype), else -1.
     DLTENSOR_HOT_INLINE int describable_type(const dlpack::Tensor &t) const noexcept {
-        return array_type && t.device.device_type == dlpack::cpu && t.ndim <= dlpack::max_ndim
-                   ? type_number(t.dtype) : -1;
+        return array_type && t.device.device_type == dlpack::cpu && t.ndim <= dlpack::max_ndim ? type_number(t.dtype)
+                                                                                               : -1;
     }
 
     /// A new `numpy.ndarray` over the memory of `t`, of NumPy's type number `type` (describable_type(t)),
@@ -84,12 +83,21 @@ struct numpy_c_api {
             step *= (Py_ssize_t) t.shape[i];
         }
         PyObject *descr = descr_from_type(type);
-        if (!descr) { Py_DECREF(base); return nullptr; }
+        if (!descr) {
+            Py_DECREF(base);
+            return nullptr;
+        }
         const extents_as<Py_ssize_t, int64_t> dims(t.shape, (size_t) t.ndim);
         PyObject *arr = new_from_descr(array_type, descr, (int) t.ndim, dims.get(), strides,
                                        (char *) t.data + t.byte_offset, read_only ? 0 : writeable, nullptr);
-        if (!arr) { Py_DECREF(base); return nullptr; }
-        if (set_base_object(arr, base) != 0) { Py_DECREF(arr); return nullptr; }
+        if (!arr) {
+            Py_DECREF(base);
+            return nullptr;
+        }
+        if (set_base_object(arr, base) != 0) {
+            Py_DECREF(arr);
+            return nullptr;
+        }
         return arr;
     }
 
@@ -115,7 +123,8 @@ private:
         const int major = numpy_arrays::get().major;  // 0 unless NumPy 1.x or 2.x is importable
         PyObject *umath = nullptr;
         if (major == 1 || major == 2)
-            umath = PyImport_ImportModule(major == 2 ? "numpy._core._multiarray_umath" : "numpy.core._multiarray_umath");
+            umath =
+                PyImport_ImportModule(major == 2 ? "numpy._core._multiarray_umath" : "numpy.core._multiarray_umath");
         PyObject *table = umath ? PyObject_GetAttrString(umath, "_ARRAY_API") : nullptr;
         void **api = table && PyCapsule_CheckExact(table)
                          ? static_cast<void **>(PyCapsule_GetPointer(table, PyCapsule_GetName(table)))
@@ -135,4 +144,4 @@ private:
     }
 };
 
-} // namespace dlt
+}  // namespace dlt

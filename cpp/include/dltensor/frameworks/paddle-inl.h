@@ -19,8 +19,8 @@ inline constexpr const char *packages[] = {"paddle", nullptr};
 
 /// Process-wide Paddle state, found once (process_state.h); NULL members when Paddle is not importable.
 struct process {
-    PyObject *grad_enabled = nullptr;  ///< `paddle.is_grad_enabled`
-    const dlpack::ExchangeAPI *api = nullptr;  ///< `paddle.Tensor`'s exchange API
+    PyObject *grad_enabled = nullptr;                                        ///< `paddle.is_grad_enabled`
+    const dlpack::ExchangeAPI *api = nullptr;                                ///< `paddle.Tensor`'s exchange API
     PyObject *stop_gradient = nullptr, *is_leaf = nullptr, *bump = nullptr;  ///< interned attribute names
 
     void release() noexcept {
@@ -50,7 +50,10 @@ struct process {
     /// `paddle.is_grad_enabled()`; true (the strict answer) when unknown.
     bool grad_mode() const noexcept {
         const py_ref v(grad_enabled ? PyObject_CallNoArgs(grad_enabled) : nullptr);
-        if (!v) { PyErr_Clear(); return true; }
+        if (!v) {
+            PyErr_Clear();
+            return true;
+        }
         return v.get() == Py_True;
     }
 };
@@ -66,17 +69,21 @@ DLTENSOR_CORE mismatch precheck(PyObject *src, const requirements &r, bool *need
     return process::flag(src, p.is_leaf, true) && p.grad_mode() ? mismatch::requires_grad : mismatch::none;
 }
 
-inline mismatch check_view(PyObject *src, const producer_info &, const requirements &r, const dlpack::Tensor &) noexcept {
+inline mismatch check_view(PyObject *src, const producer_info &, const requirements &r,
+                           const dlpack::Tensor &) noexcept {
     return precheck(src, r, nullptr);
 }
 
 DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &, const requirements &r, PyObject *method,
-                               py_ref &capsule, dlpack::DataType &) noexcept {
+                                      py_ref &capsule, dlpack::DataType &) noexcept {
     bool detach = false;
     const mismatch m = precheck(src, r, &detach);
     if (m != mismatch::none) return m;
     py_ref detached = detach ? call_method(src, "detach") : py_ref();
-    if (detach && !detached) { PyErr_Clear(); return mismatch::invalid; }
+    if (detach && !detached) {
+        PyErr_Clear();
+        return mismatch::invalid;
+    }
     PyObject *exporter = detach ? detached.get() : src;
     if (detach) method = _PyType_Lookup(Py_TYPE(exporter), py_names::get().dlpack_method);
     if (method) capsule = detail::call_dlpack(exporter, method);
@@ -147,13 +154,15 @@ DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
         const py_ref kept(same);
         return call_method(same, "clone").release();
     }
-    PyObject *out = export_to_exchange_framework(fast_paths_enabled() ? process::get().api : nullptr, "paddle", h, copy);
+    PyObject *out =
+        export_to_exchange_framework(fast_paths_enabled() ? process::get().api : nullptr, "paddle", h, copy);
     if (out && !copy && views) views->remember(t, out);
     return out;
 }
 
 /// `empty()` through `paddle.Tensor`'s exchange API allocator, in `order`, on any device Paddle has.
-DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool, imported &out) noexcept {
+DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool,
+                        imported &out) noexcept {
     if (!has_dtype(dtype)) return -1;
     return allocate_through_exchange_api(process::get().api, dtype, ndim, device, order, out);
 }
@@ -166,16 +175,28 @@ inline const char *reason(mismatch why, bool) noexcept {
                : nullptr;
 }
 
-} // namespace paddle
-} // namespace frameworks
+}  // namespace paddle
+}  // namespace frameworks
 
 inline constexpr framework paddle_framework = {
-    fw_paddle, "PaddlePaddle", frameworks::paddle::packages, "paddle.Tensor", false,
-    /*immutable*/ false, /*copies_read_only*/ true, frameworks::paddle::reason,
-    /*ignores_byte_offset*/ true, /*deleter_not_reentrant*/ true,
-    /*classify*/ nullptr, /*read*/ nullptr, frameworks::paddle::check_view, frameworks::paddle::export_capsule,
-    frameworks::paddle::written, frameworks::paddle::convert, frameworks::paddle::to_python,
+    fw_paddle,
+    "PaddlePaddle",
+    frameworks::paddle::packages,
+    "paddle.Tensor",
+    false,
+    /*immutable*/ false,
+    /*copies_read_only*/ true,
+    frameworks::paddle::reason,
+    /*ignores_byte_offset*/ true,
+    /*deleter_not_reentrant*/ true,
+    /*classify*/ nullptr,
+    /*read*/ nullptr,
+    frameworks::paddle::check_view,
+    frameworks::paddle::export_capsule,
+    frameworks::paddle::written,
+    frameworks::paddle::convert,
+    frameworks::paddle::to_python,
     frameworks::paddle::empty,
 };
 
-} // namespace dlt
+}  // namespace dlt

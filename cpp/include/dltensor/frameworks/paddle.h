@@ -9,7 +9,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -22,5 +22,4 @@ namespace dlt {
 
 inline constexpr int fw_paddle = framework_tags::paddle::value;
 
-} // namespace dlt
-
+}  // namespace dlt

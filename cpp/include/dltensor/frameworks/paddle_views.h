@@ -13,7 +13,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -40,15 +40,21 @@ public:
     /// none is used (a sub-interpreter, a free-threaded build, out of memory); no error left set.
     static live_views *get() noexcept {
         if (!usable()) return nullptr;
-        static PyObject *key = PyUnicode_InternFromString(table_name);  // main interpreter only: kept
+        static PyObject *key = PyUnicode_InternFromString(table_name);          // main interpreter only: kept
         PyObject *dict = PyInterpreterState_GetDict(PyInterpreterState_Get());  // borrowed
-        if (!key || !dict) { PyErr_Clear(); return nullptr; }
+        if (!key || !dict) {
+            PyErr_Clear();
+            return nullptr;
+        }
         PyObject *capsule = PyDict_GetItemWithError(dict, key);  // borrowed
         if (!capsule && !PyErr_Occurred()) {
             live_views *fresh = new (std::nothrow) live_views();
-            PyObject *made = fresh ? PyCapsule_New(fresh, table_name, [](PyObject *c) noexcept {
-                delete static_cast<live_views *>(PyCapsule_GetPointer(c, table_name));
-            }) : nullptr;
+            PyObject *made =
+                fresh ? PyCapsule_New(fresh, table_name,
+                                      [](PyObject *c) noexcept {
+                                          delete static_cast<live_views *>(PyCapsule_GetPointer(c, table_name));
+                                      })
+                      : nullptr;
             if (!made) delete fresh;
             capsule = made && PyDict_SetItem(dict, key, made) == 0 ? made : nullptr;
             Py_XDECREF(made);  // the dict's now (the GIL makes this the only table made)
@@ -83,12 +89,18 @@ public:
         for (entry &e : entries_) {
             PyObject *o = e.ref ? alive(e) : nullptr;
             Py_XDECREF(o);
-            if (!o) { slot = &e; break; }
+            if (!o) {
+                slot = &e;
+                break;
+            }
         }
         if (!slot) slot = &entries_[next_++ % capacity];  // all live: the oldest slot is reused
         Py_CLEAR(slot->ref);
         slot->ref = PyWeakref_NewRef(tensor, nullptr);
-        if (!slot->ref) { PyErr_Clear(); return; }
+        if (!slot->ref) {
+            PyErr_Clear();
+            return;
+        }
         slot->data = t.data;
         slot->byte_offset = t.byte_offset;
         slot->dtype = t.dtype;
@@ -145,6 +157,6 @@ private:
     }
 };
 
-} // namespace paddle
-} // namespace frameworks
-} // namespace dlt
+}  // namespace paddle
+}  // namespace frameworks
+}  // namespace dlt

@@ -30,8 +30,7 @@ DLTENSOR_CORE void classify(PyTypeObject *tp, producer_info &info, bool &use_exc
         const char *m = module_of(base, holder);
         if (!m || !in_packages(m, packages)) continue;
         torch_base = (PyTypeObject *) base;
-        if (std::strcmp(((PyTypeObject *) base)->tp_name, "UninitializedTensorMixin") == 0)
-            info.uninitialized = true;
+        if (std::strcmp(((PyTypeObject *) base)->tp_name, "UninitializedTensorMixin") == 0) info.uninitialized = true;
     }
     const torch_checks *checks = torch_base ? torch_checks::interned(torch_checks::of(torch_base, tp)) : nullptr;
     info.checks = checks && checks->ok() ? checks : nullptr;
@@ -40,19 +39,19 @@ DLTENSOR_CORE void classify(PyTypeObject *tp, producer_info &info, bool &use_exc
 
 inline mismatch check_view(PyObject *src, const producer_info &info, const requirements &r,
                            const dlpack::Tensor &t) noexcept {
-    return torch_precheck(src, *static_cast<const torch_checks *>(info.checks), r,
-                          t.dtype.code == dlpack::complex_, nullptr, &t);
+    return torch_precheck(src, *static_cast<const torch_checks *>(info.checks), r, t.dtype.code == dlpack::complex_,
+                          nullptr, &t);
 }
 
 /// `__dlpack__` after PyTorch's checks, of a detached view where the tensor requires grad (PyTorch's
 /// `__dlpack__` refuses those).
 DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &info, const requirements &r, PyObject *method,
-                               py_ref &capsule, dlpack::DataType &seen) noexcept {
+                                      py_ref &capsule, dlpack::DataType &seen) noexcept {
     PyObject *exporter = src;
     py_ref detached;
     if (info.checks) {
-        const mismatch pre = torch_dlpack_precheck(src, *static_cast<const torch_checks *>(info.checks), r, detached,
-                                                   seen);
+        const mismatch pre =
+            torch_dlpack_precheck(src, *static_cast<const torch_checks *>(info.checks), r, detached, seen);
         if (pre != mismatch::none) return pre;
         if (detached) {
             exporter = detached.get();
@@ -76,7 +75,7 @@ DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcep
 DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     const dlpack::Tensor &t = h->tensor();
     if (is_float8_code(t.dtype.code) && !torch_has_dtype(small_float_name(t.dtype.code)))
-        return nullptr;  // TypeError set: this PyTorch has no such dtype
+        return nullptr;            // TypeError set: this PyTorch has no such dtype
     if (has_negative_stride(t)) {  // positive strides, then flip (a copy)
         dlpack::Tensor pos;
         int64_t strides[dlpack::max_ndim], dims[dlpack::max_ndim];
@@ -93,7 +92,8 @@ DLTENSOR_HOT_INLINE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
 
 /// `empty()` through `torch.Tensor`'s exchange API allocator, on any device, in `order`; also what other
 /// frameworks' tensors on non-CPU devices are allocated with (registry.h).
-DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool, imported &out) noexcept {
+DLTENSOR_CORE int empty(dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order, bool,
+                        imported &out) noexcept {
     if (is_float8_code(dtype.code) && !torch_has_dtype(small_float_name(dtype.code))) return -1;  // TypeError set
     return allocate_through_exchange_api(torch_exchange_api(), dtype, ndim, device, order, out);
 }
@@ -110,22 +110,33 @@ inline const char *reason(mismatch why, bool read_only) noexcept {
         case mismatch::requires_grad:
             return "a tensor that requires grad for a writable parameter while grad mode is on (write under "
                    "torch.no_grad(), or declare the dtype const)";
-        case mismatch::inference:
-            return "an inference tensor for a writable parameter outside torch.inference_mode()";
+        case mismatch::inference: return "an inference tensor for a writable parameter outside torch.inference_mode()";
         default: return nullptr;
     }
 }
 
-} // namespace pytorch
-} // namespace frameworks
+}  // namespace pytorch
+}  // namespace frameworks
 
 inline constexpr framework pytorch_framework = {
-    fw_pytorch, "PyTorch", frameworks::pytorch::packages, "torch.Tensor", false,
-    /*immutable*/ false, /*copies_read_only*/ true, frameworks::pytorch::reason,
-    /*ignores_byte_offset*/ false, /*deleter_not_reentrant*/ false,
-    frameworks::pytorch::classify, /*read*/ nullptr, frameworks::pytorch::check_view,
-    frameworks::pytorch::export_capsule, frameworks::pytorch::written, frameworks::pytorch::convert,
-    frameworks::pytorch::to_python, frameworks::pytorch::empty,
+    fw_pytorch,
+    "PyTorch",
+    frameworks::pytorch::packages,
+    "torch.Tensor",
+    false,
+    /*immutable*/ false,
+    /*copies_read_only*/ true,
+    frameworks::pytorch::reason,
+    /*ignores_byte_offset*/ false,
+    /*deleter_not_reentrant*/ false,
+    frameworks::pytorch::classify,
+    /*read*/ nullptr,
+    frameworks::pytorch::check_view,
+    frameworks::pytorch::export_capsule,
+    frameworks::pytorch::written,
+    frameworks::pytorch::convert,
+    frameworks::pytorch::to_python,
+    frameworks::pytorch::empty,
 };
 
-} // namespace dlt
+}  // namespace dlt

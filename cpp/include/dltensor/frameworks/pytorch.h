@@ -7,7 +7,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -30,5 +30,4 @@ DLTENSOR_CORE std::atomic<bool> &torch_key_set_enabled() noexcept;
 /// predates the API.
 DLTENSOR_CORE const dlpack::ExchangeAPI *torch_exchange_api() noexcept;
 
-} // namespace dlt
-
+}  // namespace dlt

@@ -15,24 +15,27 @@ DLTENSOR_CORE PyObject *torch_flip(PyObject *tensor, const int64_t *dims, int32_
     py_ref list(PyTuple_New(n));
     for (int32_t i = 0; list && i < n; ++i) {
         PyObject *d = PyLong_FromLongLong(dims[i]);
-        if (!d) { list = py_ref(); break; }
+        if (!d) {
+            list = py_ref();
+            break;
+        }
         PyTuple_SET_ITEM(list.get(), i, d);
     }
     PyObject *args[] = {list.get()};
     return list ? call_method(t.get(), "flip", args, 1).release() : nullptr;
 }
 
-DLTENSOR_CORE const dlpack::ExchangeAPI *torch_exchange_api() noexcept {
-    return torch_process::get().api;
-}
+DLTENSOR_CORE const dlpack::ExchangeAPI *torch_exchange_api() noexcept { return torch_process::get().api; }
 
 DLTENSOR_CORE bool torch_has_dtype(const char *name) noexcept {
     py_ref torch = import_module("torch");
     py_ref dtype = attribute(torch.get(), name);
     if (dtype) return true;
     PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "dltensor: PyTorch has no %s dtype (no torch.%s in this version): a %s tensor "
-                 "cannot become a torch.Tensor; return it as py::numpy (ml_dtypes) or py::jax", name, name, name);
+    PyErr_Format(PyExc_TypeError,
+                 "dltensor: PyTorch has no %s dtype (no torch.%s in this version): a %s tensor "
+                 "cannot become a torch.Tensor; return it as py::numpy (ml_dtypes) or py::jax",
+                 name, name, name);
     return false;
 }
 
@@ -46,7 +49,7 @@ DLTENSOR_CORE PyObject *torch_view_as(PyObject *tensor, const char *name) noexce
 }
 
 DLTENSOR_CORE mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r, bool check_conj,
-                               bool *requires_grad, const dlpack::Tensor *view) noexcept {
+                                      bool *requires_grad, const dlpack::Tensor *view) noexcept {
     torch_function_disabled guard(c.overrides_torch_function);
     bool neg, conj;
     torch_lazy_bits(src, c, view, check_conj, neg, conj);
@@ -64,4 +67,4 @@ DLTENSOR_CORE mismatch torch_precheck(PyObject *src, const torch_checks &c, cons
     return grad && torch_process::get().grad_mode() ? mismatch::requires_grad : mismatch::none;
 }
 
-} // namespace dlt
+}  // namespace dlt

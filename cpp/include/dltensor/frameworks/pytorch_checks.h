@@ -4,7 +4,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -33,7 +33,7 @@ struct torch_checks {
     /// (torch_lazy_view()). Not needed by ok(): without them such a view is taken as complex (the strict answer).
     PyCFunction is_complex = nullptr;
     PyCFunction element_size = nullptr;
-    getter requires_grad = nullptr;      ///< `Tensor.requires_grad`.
+    getter requires_grad = nullptr;  ///< `Tensor.requires_grad`.
     void *requires_grad_closure = nullptr;
     /// The type overrides `__torch_function__`, through which even TensorBase's queries dispatch: they are
     /// asked with subclass dispatch disabled (`torch._C.DisableTorchFunctionSubclass`), so that a subclass
@@ -53,14 +53,17 @@ struct torch_checks {
 
     bool operator==(const torch_checks &o) const noexcept {
         return is_neg == o.is_neg && is_conj == o.is_conj && is_inference == o.is_inference &&
-               is_complex == o.is_complex && element_size == o.element_size &&
-               requires_grad == o.requires_grad && requires_grad_closure == o.requires_grad_closure &&
+               is_complex == o.is_complex && element_size == o.element_size && requires_grad == o.requires_grad &&
+               requires_grad_closure == o.requires_grad_closure &&
                overrides_torch_function == o.overrides_torch_function;
     }
 
     /// Calls a boolean query; an error counts as "true" (the unsafe answer), with the error cleared.
     static bool query(PyObject *result) noexcept {
-        if (!result) { PyErr_Clear(); return true; }
+        if (!result) {
+            PyErr_Clear();
+            return true;
+        }
         bool v = result == Py_True;
         Py_DECREF(result);
         return v;
@@ -100,9 +103,9 @@ struct torch_process {
         torch_process r;
         py_ref torch = import_module("torch");
         py_ref c = attribute(torch.get(), "_C");
-        r.grad_enabled = attribute(c.get(), "is_grad_enabled").release();                  // kept
-        r.inference_enabled = attribute(c.get(), "is_inference_mode_enabled").release();   // kept
-        r.increment_version = attribute(c.get(), "_increment_version").release();          // kept
+        r.grad_enabled = attribute(c.get(), "is_grad_enabled").release();                   // kept
+        r.inference_enabled = attribute(c.get(), "is_inference_mode_enabled").release();    // kept
+        r.increment_version = attribute(c.get(), "_increment_version").release();           // kept
         r.disable_subclass = attribute(c.get(), "DisableTorchFunctionSubclass").release();  // kept
         PyErr_Clear();
         py_ref tensor = attribute(torch.get(), "Tensor");
@@ -120,7 +123,10 @@ struct torch_process {
     static bool mode(PyObject *fn, bool unknown) noexcept {
         if (!fn) return unknown;
         const py_ref r(PyObject_Vectorcall(fn, nullptr, 0, nullptr));
-        if (!r) { PyErr_Clear(); return unknown; }
+        if (!r) {
+            PyErr_Clear();
+            return unknown;
+        }
         return r.get() == Py_True;
     }
     /// `torch.is_grad_enabled()`; true (the strict answer) when unknown.
@@ -170,7 +176,10 @@ inline torch_checks torch_checks::of(PyTypeObject *base, PyTypeObject *type) noe
 }
 
 inline const torch_checks *torch_checks::interned(const torch_checks &c) noexcept {
-    struct node { torch_checks checks; node *next; };
+    struct node {
+        torch_checks checks;
+        node *next;
+    };
     static std::atomic<node *> head{nullptr};  // pushed to, never popped: every node lives for the process
     node *first = head.load(std::memory_order_acquire);
     for (node *n = first; n; n = n->next)
@@ -279,8 +288,8 @@ DLTENSOR_REFUSAL_PATH mismatch torch_lazy_view(PyObject *src, const torch_checks
     if (r.dtype.bits == 0 || r.dtype.code == dlpack::complex_) return mismatch::lazy_view;  // no complex -> real
     if (view && view->dtype.code != dlpack::complex_) return mismatch::lazy_view;
     if (!view && !c.complex(src)) return mismatch::lazy_view;
-    const dlpack::DataType d = view ? view->dtype
-                                    : dlpack::DataType{dlpack::complex_, (uint8_t) (8 * c.element_bytes(src)), 1};
+    const dlpack::DataType d =
+        view ? view->dtype : dlpack::DataType{dlpack::complex_, (uint8_t) (8 * c.element_bytes(src)), 1};
     if (seen) *seen = d;
     if (view) {
         note_refused_tensor(*view, mismatch::dtype, false);
@@ -307,14 +316,14 @@ DLTENSOR_REFUSAL_PATH mismatch torch_lazy_view(PyObject *src, const torch_checks
 /// API's view of `src`, where the caller has one (the bits may then be read from the key set; a lazy view's
 /// dtype is read from it: torch_lazy_view()). Without a view a lazy view is `lazy`, and the caller asks.
 DLTENSOR_CORE mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r, bool check_conj,
-                               bool *requires_grad = nullptr, const dlpack::Tensor *view = nullptr) noexcept;
+                                      bool *requires_grad = nullptr, const dlpack::Tensor *view = nullptr) noexcept;
 
 /// The public route's precheck (`__dlpack__`): torch_precheck(), and the object to export. PyTorch's
 /// `__dlpack__` refuses tensors that require grad, so for those `detached` receives `src.detach()` (a view
 /// of the same memory), to be exported instead of `src`; else it stays empty. A lazy view is refused before
 /// any export, its dtype asked (torch_lazy_view()); `seen` receives it where that decides the refusal.
-inline mismatch torch_dlpack_precheck(PyObject *src, const torch_checks &c, const requirements &r,
-                                      py_ref &detached, dlpack::DataType &seen) noexcept {
+inline mismatch torch_dlpack_precheck(PyObject *src, const torch_checks &c, const requirements &r, py_ref &detached,
+                                      dlpack::DataType &seen) noexcept {
     bool grad = false;
     const mismatch m = torch_precheck(src, c, r, true, &grad);
     if (m != mismatch::none) {
@@ -331,4 +340,4 @@ inline mismatch torch_dlpack_precheck(PyObject *src, const torch_checks &c, cons
     return mismatch::none;
 }
 
-} // namespace dlt
+}  // namespace dlt

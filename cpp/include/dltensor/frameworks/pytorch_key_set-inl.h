@@ -30,4 +30,4 @@ DLTENSOR_CORE const torch_key_set &torch_key_set::get(const dlpack::ExchangeAPI 
     return fresh ? *fresh : unknown;
 }
 
-} // namespace dlt
+}  // namespace dlt

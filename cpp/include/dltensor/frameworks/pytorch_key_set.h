@@ -6,7 +6,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -18,9 +18,9 @@
 #include <new>
 
 #if defined(__linux__)
-#include <malloc.h>  // malloc_usable_size
+#  include <malloc.h>  // malloc_usable_size
 #elif defined(__APPLE__)
-#include <malloc/malloc.h>  // malloc_size
+#  include <malloc/malloc.h>  // malloc_size
 #endif
 
 #include "../tensor/config.h"
@@ -32,7 +32,6 @@ namespace dlt {
 /// torch_key_set_enabled() (declared in pytorch.h): on unless the environment variable
 /// `DLTENSOR_TORCH_KEY_SET` is `0` when first asked; tests switch it at run time.
 DLTENSOR_CORE std::atomic<bool> &torch_key_set_enabled() noexcept;
-
 
 /// Where PyTorch keeps a tensor's dispatch key set, relative to what a consumer already holds: the Python
 /// tensor object and the exchange API's view of it (whose `shape` points into the tensor's
@@ -52,12 +51,12 @@ DLTENSOR_CORE std::atomic<bool> &torch_key_set_enabled() noexcept;
 /// tensor of more than 5 dimensions, a wrapper whose view describes another tensor, a future layout: the
 /// guard fails, and the caller asks the queries).
 struct torch_key_set {
-    std::ptrdiff_t impl_in_object = 0;  ///< Offset of the `c10::TensorImpl *` in the Python tensor object.
-    std::ptrdiff_t shape_in_impl = 0;   ///< Offset of the sizes' inline storage (the view's `shape`) in it.
-    std::ptrdiff_t keys_in_impl = 0;    ///< Offset of the 64-bit dispatch key set in the `TensorImpl`.
-    uint64_t negative = 0;              ///< The key set's bit for `DispatchKey.Negative`.
-    uint64_t conjugate = 0;             ///< The key set's bit for `DispatchKey.Conjugate`.
-    int probes = 0;                     ///< How many probe tensors agreed (0 when not calibrated).
+    std::ptrdiff_t impl_in_object = 0;           ///< Offset of the `c10::TensorImpl *` in the Python tensor object.
+    std::ptrdiff_t shape_in_impl = 0;            ///< Offset of the sizes' inline storage (the view's `shape`) in it.
+    std::ptrdiff_t keys_in_impl = 0;             ///< Offset of the 64-bit dispatch key set in the `TensorImpl`.
+    uint64_t negative = 0;                       ///< The key set's bit for `DispatchKey.Negative`.
+    uint64_t conjugate = 0;                      ///< The key set's bit for `DispatchKey.Conjugate`.
+    int probes = 0;                              ///< How many probe tensors agreed (0 when not calibrated).
     const char *failure = "not calibrated yet";  ///< Why the layout is unknown; NULL once calibrated.
 
     bool calibrated() const noexcept { return failure == nullptr; }
@@ -136,11 +135,14 @@ inline size_t heap_block_size(const void *p) noexcept {
 #endif
 }
 
-} // namespace detail
+}  // namespace detail
 
 DLTENSOR_COLD inline torch_key_set torch_key_set::calibrate(const dlpack::ExchangeAPI *api) noexcept {
     torch_key_set k;
-    if (!api || !api->dltensor_from_py_object_no_sync) { k.failure = "no exchange API view"; return k; }
+    if (!api || !api->dltensor_from_py_object_no_sync) {
+        k.failure = "no exchange API view";
+        return k;
+    }
     PyObject *globals = PyDict_New();
     PyObject *ran = globals ? PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0
                                   ? PyRun_String(detail::torch_probe_source, Py_file_input, globals, globals)
@@ -166,24 +168,30 @@ DLTENSOR_COLD inline torch_key_set torch_key_set::calibrate(const dlpack::Exchan
         void keep(const std::ptrdiff_t *a, const std::ptrdiff_t *d, int n) noexcept {
             if (count < 0) {
                 count = 0;
-                for (int i = 0; i < n && count < 16; ++i) { at[count] = a[i]; distance[count++] = d[i]; }
+                for (int i = 0; i < n && count < 16; ++i) {
+                    at[count] = a[i];
+                    distance[count++] = d[i];
+                }
                 return;
             }
             int kept = 0;
             for (int j = 0; j < count; ++j)
                 for (int i = 0; i < n; ++i)
-                    if (a[i] == at[j] && d[i] == distance[j]) { at[kept] = at[j]; distance[kept++] = distance[j]; break; }
+                    if (a[i] == at[j] && d[i] == distance[j]) {
+                        at[kept] = at[j];
+                        distance[kept++] = distance[j];
+                        break;
+                    }
             count = kept;
         }
     } impl_slot, key_slot;
     const Py_ssize_t n = failure ? 0 : PyList_GET_SIZE(list);
     // Probe i: the tensor, PyTorch's raw key set and bits, and the exchange API's view of it.
-    auto probe = [&](Py_ssize_t i, PyObject *&t, unsigned long long &raw, int &neg, int &conj,
-                     dlpack::Tensor &view) {
+    auto probe = [&](Py_ssize_t i, PyObject *&t, unsigned long long &raw, int &neg, int &conj, dlpack::Tensor &view) {
         return PyArg_ParseTuple(PyList_GET_ITEM(list, i), "OKpp", &t, &raw, &neg, &conj) &&
                api->dltensor_from_py_object_no_sync(t, &view) == 0 && view.shape;
     };
-    bool seen[2][2] = {};  // [negative, conjugate][value]
+    bool seen[2][2] = {};                               // [negative, conjugate][value]
     for (int pass = 0; pass < 2 && !failure; ++pass) {  // 0: the TensorImpl pointer; 1: the key set
         for (Py_ssize_t i = 0; i < n && !failure; ++i) {
             PyObject *t = nullptr;
@@ -199,10 +207,14 @@ DLTENSOR_COLD inline torch_key_set torch_key_set::calibrate(const dlpack::Exchan
             int found = 0;
             if (pass == 0) {
                 for (std::ptrdiff_t o = sizeof(PyObject);
-                     found < 16 && o + (std::ptrdiff_t) sizeof(void *) <= Py_TYPE(t)->tp_basicsize; o += sizeof(void *)) {
+                     found < 16 && o + (std::ptrdiff_t) sizeof(void *) <= Py_TYPE(t)->tp_basicsize;
+                     o += sizeof(void *)) {
                     const char *p;
                     std::memcpy(&p, obj + o, sizeof p);
-                    if (p && p <= shape && shape - p < 1024) { at[found] = o; distance[found++] = shape - p; }
+                    if (p && p <= shape && shape - p < 1024) {
+                        at[found] = o;
+                        distance[found++] = shape - p;
+                    }
                 }
                 impl_slot.keep(at, distance, found);
                 continue;
@@ -217,7 +229,10 @@ DLTENSOR_COLD inline torch_key_set torch_key_set::calibrate(const dlpack::Exchan
             for (size_t o = 0; found < 16 && o + sizeof(uint64_t) <= size; o += sizeof(uint64_t)) {
                 uint64_t word;
                 std::memcpy(&word, impl + o, sizeof word);
-                if (word == raw) { at[found] = (std::ptrdiff_t) o; distance[found++] = 0; }
+                if (word == raw) {
+                    at[found] = (std::ptrdiff_t) o;
+                    distance[found++] = 0;
+                }
             }
             key_slot.keep(at, distance, found);
             seen[0][neg] = seen[1][conj] = true;
@@ -226,8 +241,7 @@ DLTENSOR_COLD inline torch_key_set torch_key_set::calibrate(const dlpack::Exchan
         }
         if (!failure && pass == 0 && impl_slot.count != 1)
             failure = "the TensorImpl pointer is not at one offset for every probe";
-        if (!failure && pass == 1 && key_slot.count != 1)
-            failure = "the key set is not at one offset for every probe";
+        if (!failure && pass == 1 && key_slot.count != 1) failure = "the key set is not at one offset for every probe";
     }
     if (!failure && !(seen[0][0] && seen[0][1] && seen[1][0] && seen[1][1]))
         failure = "the probes did not cover both values of both bits";
@@ -245,8 +259,8 @@ DLTENSOR_COLD inline torch_key_set torch_key_set::calibrate(const dlpack::Exchan
             int neg = 0, conj = 0;
             dlpack::Tensor view{};
             bool got_neg = false, got_conj = false;
-            if (!probe(i, t, raw, neg, conj, view) || !k.read(t, view, got_neg, got_conj) ||
-                got_neg != (neg != 0) || got_conj != (conj != 0))
+            if (!probe(i, t, raw, neg, conj, view) || !k.read(t, view, got_neg, got_conj) || got_neg != (neg != 0) ||
+                got_conj != (conj != 0))
                 failure = "the guarded read disagrees with is_neg() / is_conj()";
         }
         k.probes = (int) n;
@@ -264,5 +278,4 @@ DLTENSOR_COLD inline torch_key_set torch_key_set::calibrate(const dlpack::Exchan
     return k;
 }
 
-
-} // namespace dlt
+}  // namespace dlt

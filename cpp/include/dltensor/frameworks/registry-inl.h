@@ -35,7 +35,7 @@ inline constexpr framework_table frameworks = {DLTENSOR_FRAMEWORKS(DLTENSOR_FRAM
 static_assert(frameworks.by_id[fw_none] == nullptr && frameworks.by_id[fw_memview] == nullptr &&
                   frameworks.by_id[fw_array_api] == nullptr,
               "frameworks/registry.h: a framework took a number that is no framework's");
-} // namespace detail
+}  // namespace detail
 
 /// The framework numbered `id`, or NULL (none, `memview`, `array_api`, unknown numbers).
 DLTENSOR_HOT_INLINE const framework *framework_by_id(int id) noexcept {
@@ -72,4 +72,4 @@ DLTENSOR_CORE PyObject *export_tensor(tensor_handle *h, int framework, bool copy
     return f->to_python(h, copy);
 }
 
-} // namespace dlt
+}  // namespace dlt

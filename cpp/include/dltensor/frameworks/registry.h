@@ -39,7 +39,7 @@ template <typename... Tags> constexpr const char *stub_type_among(int id, dlpack
     ((name = name[0] ? name : stub_type_if<Tags>(id, d)), ...);
     return name;
 }
-} // namespace detail
+}  // namespace detail
 
 /// The Python type that signatures and stubs name for tensors of dtype `d` (`bits == 0`: none annotated)
 /// of framework number `id` (each framework's tag, in its file: stub_type_of), "" for none, `memview`,
@@ -66,5 +66,4 @@ DLTENSOR_HOT_INLINE int allocate_by_framework(int framework, dlpack::DataType dt
     return allocate_for(framework, dtype, ndim, device, order, read_only, out);
 }
 
-} // namespace dlt
-
+}  // namespace dlt

@@ -19,8 +19,8 @@ inline bool tensorflow_exportable(PyObject *tensor) noexcept {
     py_ref dtype = attribute(tensor, "dtype");
     py_ref name = attribute(dtype.get(), "name");
     const char *s = name && PyUnicode_Check(name.get()) ? PyUnicode_AsUTF8(name.get()) : nullptr;
-    const bool ok = s && std::strcmp(s, "string") != 0 && std::strcmp(s, "variant") != 0 &&
-                    std::strcmp(s, "resource") != 0;
+    const bool ok =
+        s && std::strcmp(s, "string") != 0 && std::strcmp(s, "variant") != 0 && std::strcmp(s, "resource") != 0;
     PyErr_Clear();
     return ok;
 }
@@ -32,7 +32,7 @@ inline constexpr const char *packages[] = {"tensorflow", nullptr};
 
 /// `__dlpack__`, for the tensors it can export (else the buffer protocol is tried).
 DLTENSOR_CORE mismatch export_capsule(PyObject *src, const producer_info &, const requirements &, PyObject *method,
-                               py_ref &capsule, dlpack::DataType &) noexcept {
+                                      py_ref &capsule, dlpack::DataType &) noexcept {
     if (tensorflow_exportable(src)) capsule = detail::call_dlpack(src, method);
     return mismatch::none;
 }
@@ -57,8 +57,10 @@ inline bool has_float8(uint8_t code) noexcept {
         case dlpack::float8_e5m2:
         case dlpack::float8_e5m2fnuz: return true;
         default:
-            PyErr_Format(PyExc_TypeError, "dltensor: TensorFlow has no %s dtype: a tensor of it cannot become a "
-                                          "tensorflow.Tensor", small_float_name(code));
+            PyErr_Format(PyExc_TypeError,
+                         "dltensor: TensorFlow has no %s dtype: a tensor of it cannot become a "
+                         "tensorflow.Tensor",
+                         small_float_name(code));
             return false;
     }
 }
@@ -87,15 +89,28 @@ DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     return cap ? call_function("tensorflow.experimental.dlpack", "from_dlpack", cap.get()).release() : nullptr;
 }
 
-} // namespace tensorflow
-} // namespace frameworks
+}  // namespace tensorflow
+}  // namespace frameworks
 
 inline constexpr framework tensorflow_framework = {
-    fw_tensorflow, "TensorFlow", frameworks::tensorflow::packages, "tensorflow.Tensor", true,
-    /*immutable*/ true, /*copies_read_only*/ false, /*reason*/ nullptr,
-    /*ignores_byte_offset*/ true, /*deleter_not_reentrant*/ false,
-    /*classify*/ nullptr, /*read*/ nullptr, /*check_view*/ nullptr, frameworks::tensorflow::export_capsule,
-    /*written*/ nullptr, frameworks::tensorflow::convert, frameworks::tensorflow::to_python, /*empty*/ nullptr,
+    fw_tensorflow,
+    "TensorFlow",
+    frameworks::tensorflow::packages,
+    "tensorflow.Tensor",
+    true,
+    /*immutable*/ true,
+    /*copies_read_only*/ false,
+    /*reason*/ nullptr,
+    /*ignores_byte_offset*/ true,
+    /*deleter_not_reentrant*/ false,
+    /*classify*/ nullptr,
+    /*read*/ nullptr,
+    /*check_view*/ nullptr,
+    frameworks::tensorflow::export_capsule,
+    /*written*/ nullptr,
+    frameworks::tensorflow::convert,
+    frameworks::tensorflow::to_python,
+    /*empty*/ nullptr,
 };
 
-} // namespace dlt
+}  // namespace dlt

@@ -7,7 +7,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -20,5 +20,4 @@ namespace dlt {
 
 inline constexpr int fw_tensorflow = framework_tags::tensorflow::value;
 
-} // namespace dlt
-
+}  // namespace dlt

@@ -12,7 +12,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -73,8 +73,7 @@ inline void queue_release(deferred_release *d) noexcept {
     if (current_interpreter_id() != 0) return release_now(d);
     deferred_releases &q = deferred_releases::get();
     d->next = q.head.load(std::memory_order_relaxed);
-    while (!q.head.compare_exchange_weak(d->next, d, std::memory_order_release, std::memory_order_relaxed)) {
-    }
+    while (!q.head.compare_exchange_weak(d->next, d, std::memory_order_release, std::memory_order_relaxed)) { }
     schedule_deferred_releases();
 }
 
@@ -84,14 +83,20 @@ inline constexpr char deferred_release_capsule_name[] = "dltensor.deferred_relea
 /// the top of this file). New reference, or NULL with a Python error set.
 inline PyObject *deferred_release_owner(tensor_handle *h) noexcept {
     auto *d = static_cast<deferred_release *>(PyMem_RawMalloc(sizeof(deferred_release)));
-    if (!d) { PyErr_NoMemory(); return nullptr; }
+    if (!d) {
+        PyErr_NoMemory();
+        return nullptr;
+    }
     d->next = nullptr;
     d->handle = h->share();
-    if (!d->handle) { PyMem_RawFree(d); return nullptr; }
+    if (!d->handle) {
+        PyMem_RawFree(d);
+        return nullptr;
+    }
     PyObject *owner = owner_capsule<deferred_release, queue_release, deferred_release_capsule_name>(d);
     if (!owner) release_now(d);
     return owner;
 }
 
-} // namespace detail
-} // namespace dlt
+}  // namespace detail
+}  // namespace dlt

@@ -6,7 +6,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -36,8 +36,8 @@ public:
     /// tensor's constructor, empty()), where the compiler's own choice of a call costs about 40
     /// instructions a call (callgrind).
     DLTENSOR_HOT_INLINE static tensor_handle *create_inline(const dlpack::Tensor &t, PyObject *owner, bool read_only,
-                                                           void *stream, char order = 'C', size_t trailing = 0,
-                                                           void **trailing_storage = nullptr) noexcept {
+                                                            void *stream, char order = 'C', size_t trailing = 0,
+                                                            void **trailing_storage = nullptr) noexcept {
         const size_t nd = (size_t) t.ndim;
         const size_t end = sizeof(tensor_handle) + 2 * nd * sizeof(int64_t);
         constexpr size_t any = alignof(std::max_align_t);
@@ -47,7 +47,10 @@ public:
         // one, the raw allocator: such a handle is freed without touching Python. (See python_heap().)
         const size_t size = trailing ? tail + trailing : end;
         void *mem = owner ? PyMem_Malloc(size) : PyMem_RawMalloc(size);
-        if (!mem) { PyErr_NoMemory(); return nullptr; }
+        if (!mem) {
+            PyErr_NoMemory();
+            return nullptr;
+        }
         if (trailing_storage) *trailing_storage = trailing ? static_cast<char *>(mem) + tail : nullptr;
         auto *h = new (mem) tensor_handle(t);  // the view copied once, not cleared first
         int64_t *shape = reinterpret_cast<int64_t *>(h + 1), *strides = shape + nd;
@@ -64,7 +67,8 @@ public:
         h->read_only_ = read_only;
         h->stream_ = stream;
         // Whose object the owner is: asked only while a sub-interpreter uses dltensor.
-        if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed)) h->interpreter_ = current_interpreter_id();
+        if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed))
+            h->interpreter_ = current_interpreter_id();
         return h;
     }
 
@@ -161,7 +165,10 @@ public:
     PyObject *source() const noexcept { return source_; }
     int source_framework() const noexcept { return source_framework_; }  ///< frameworks/ numbers
     /// Records the source (see source()); `owner` must keep it alive.
-    void set_source(PyObject *source, int framework) noexcept { source_ = source; source_framework_ = framework; }
+    void set_source(PyObject *source, int framework) noexcept {
+        source_ = source;
+        source_framework_ = framework;
+    }
 
 private:
     explicit tensor_handle(const dlpack::Tensor &t) noexcept { dlpack::copy_view(tensor_, t); }
@@ -180,7 +187,8 @@ private:
     bool borrowed_ = false;  ///< on a caller's stack: see borrowed()
     /// Did interpreter `interp` make this handle?
     bool made_in(PyInterpreterState *interp) const noexcept {
-        return interp == detail::main_interpreter() ? interpreter_ == 0 : interpreter_ == PyInterpreterState_GetID(interp);
+        return interp == detail::main_interpreter() ? interpreter_ == 0
+                                                    : interpreter_ == PyInterpreterState_GetID(interp);
     }
     /// Was a heap handle allocated by PyMem_Malloc (it has an owner: see create()), else PyMem_RawMalloc?
     bool python_heap() const noexcept { return owner_ != nullptr; }
@@ -191,4 +199,4 @@ private:
     }
 };
 
-} // namespace dlt
+}  // namespace dlt

@@ -6,7 +6,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -45,7 +45,7 @@ DLTENSOR_HOT_INLINE PyInterpreterState *running_sub_interpreter() noexcept {
     PyThreadState *ts = current_thread_state();
     return ts && ts->interp != main_interpreter() ? ts->interp : nullptr;
 }
-} // namespace detail
+}  // namespace detail
 
 /// The ID of the interpreter the calling thread runs (`PyInterpreterState_GetID`; 0: the main one, also
 /// the answer for a thread with no thread state). IDs are never reused within a process. Needs no GIL.
@@ -81,4 +81,4 @@ inline bool interpreter_alive() noexcept {
 #endif
 }
 
-} // namespace dlt
+}  // namespace dlt

@@ -7,7 +7,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -41,7 +41,7 @@ void owner_capsule_destructor(PyObject *self) noexcept {
     saved_error saved;  // clears what the lookup or End raised; restores the caller's
     if (T *obj = static_cast<T *>(PyCapsule_GetPointer(self, Name))) End(obj);
 }
-} // namespace detail
+}  // namespace detail
 
 /// A new owner capsule named `Name` (a `char` array with linkage: `PyCapsule_IsValid(o, Name)` tells this
 /// kind of owner) that calls `End(obj)` exactly once, when it is freed: with the GIL held, whatever the
@@ -64,4 +64,4 @@ inline PyObject *owner_pair(PyObject *first, PyObject *second) noexcept {
     return pair;
 }
 
-} // namespace dlt
+}  // namespace dlt

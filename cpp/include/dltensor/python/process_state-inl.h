@@ -17,8 +17,8 @@ DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *int
     if (c.id == id) return c.states;
     PyObject *dict = PyInterpreterState_GetDict(interp);  // borrowed
     // The key names this copy of dltensor's core: every module (or shared core) keeps its own states.
-    PyObject *key = dict ? PyUnicode_FromFormat("%s.%p", interpreter_states_name, (void *) &sub_interpreters_in_use())
-                         : nullptr;
+    PyObject *key =
+        dict ? PyUnicode_FromFormat("%s.%p", interpreter_states_name, (void *) &sub_interpreters_in_use()) : nullptr;
     PyObject *capsule = key ? PyDict_GetItemWithError(dict, key) : nullptr;  // borrowed
     interpreter_states *s = nullptr;
     if (capsule) {
@@ -32,9 +32,8 @@ DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *int
         } else {
             s->id = id;
             sub_interpreters_in_use().fetch_add(1, std::memory_order_acq_rel);  // undone by the capsule's end
-            PyObject *kept = PyDict_SetDefault(dict, key, fresh);             // borrowed: the first one set
-            s = kept ? static_cast<interpreter_states *>(PyCapsule_GetPointer(kept, interpreter_states_name))
-                     : nullptr;
+            PyObject *kept = PyDict_SetDefault(dict, key, fresh);               // borrowed: the first one set
+            s = kept ? static_cast<interpreter_states *>(PyCapsule_GetPointer(kept, interpreter_states_name)) : nullptr;
             Py_DECREF(fresh);  // the dict's now, or freed (and uncounted) when another thread's came first
         }
     }
@@ -44,6 +43,6 @@ DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *int
     return s;
 }
 
-} // namespace detail
+}  // namespace detail
 
-} // namespace dlt
+}  // namespace dlt

@@ -16,7 +16,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
@@ -92,7 +92,10 @@ inline cached_states &states_cache() noexcept {
 
 inline void free_interpreter_states(PyObject *capsule) noexcept {
     auto *s = static_cast<interpreter_states *>(PyCapsule_GetPointer(capsule, interpreter_states_name));
-    if (!s) { PyErr_Clear(); return; }
+    if (!s) {
+        PyErr_Clear();
+        return;
+    }
     cached_states &c = states_cache();
     if (c.states == s) c = cached_states{};
     for (unsigned i = interpreter_states::capacity; i-- > 0;)
@@ -107,7 +110,7 @@ inline void free_interpreter_states(PyObject *capsule) noexcept {
 DLTENSOR_CORE_COLD
 DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *interp) noexcept;
 
-} // namespace detail
+}  // namespace detail
 
 /// Every entry from Python into dltensor (an argument, a return, an allocation) calls this first. In the
 /// main interpreter: one call and two loads, nothing else. In a sub-interpreter it makes that
@@ -121,9 +124,7 @@ DLTENSOR_HOT_INLINE bool enter_interpreter() noexcept {
 /// enter_interpreter() behind a call: for entries where its inlined code costs more than the call (in
 /// pybind11's constructors with an owner it stopped the optimizer from inlining tensor_handle::create(),
 /// +80 instructions a return).
-DLTENSOR_NOINLINE inline bool enter_interpreter_out_of_line() noexcept {
-    return enter_interpreter();
-}
+DLTENSOR_NOINLINE inline bool enter_interpreter_out_of_line() noexcept { return enter_interpreter(); }
 
 /// What an entry says when enter_interpreter() fails.
 inline constexpr const char *sub_interpreter_message =
@@ -149,8 +150,7 @@ template <typename T> void release_state(T &, long) noexcept { }
 
 /// A sub-interpreter's `T`, made by `make()` at its first use there (as in make_process_state).
 template <typename T, typename Make>
-DLTENSOR_COLD
-const T &make_interpreter_state(PyInterpreterState *interp, Make &make) noexcept {
+DLTENSOR_COLD const T &make_interpreter_state(PyInterpreterState *interp, Make &make) noexcept {
     static const T none{};
     interpreter_states *s = sub_interpreter_states(interp);
     const unsigned i = state_index<T>::value;
@@ -175,8 +175,7 @@ const T &make_interpreter_state(PyInterpreterState *interp, Make &make) noexcept
 /// process_state()'s first call, and every call while a sub-interpreter uses dltensor: out of line, so
 /// that every caller inlines only the loads.
 template <typename T, typename Make>
-DLTENSOR_COLD
-const T &make_process_state(Make &make) noexcept {
+DLTENSOR_COLD const T &make_process_state(Make &make) noexcept {
     if (PyInterpreterState *sub = running_sub_interpreter()) return make_interpreter_state<T>(sub, make);
     if (const T *v = process_slot<T>::value.load(std::memory_order_acquire)) return *v;
     T *fresh = new (std::nothrow) T(make());
@@ -186,13 +185,13 @@ const T &make_process_state(Make &make) noexcept {
     }
     const T *expected = nullptr;
     if (process_slot<T>::value.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
-                                                      std::memory_order_acquire))
+                                                       std::memory_order_acquire))
         return *fresh;
     release_state(*fresh, 0);
     delete fresh;
     return *expected;
 }
-} // namespace detail
+}  // namespace detail
 
 /// The interpreter's one `T`, made by `make()` (which returns a `T`) at its first call there. In the main
 /// interpreter it lives for the process and is then read with two atomic loads (one says that no
@@ -221,12 +220,11 @@ struct py_names {
     PyObject *exchange_api = nullptr;         ///< "__dlpack_c_exchange_api__"
 
     bool ok() const noexcept {
-        return dlpack_method && max_version_kwnames && max_version && array_namespace && order_kwnames &&
-               exchange_api;
+        return dlpack_method && max_version_kwnames && max_version && array_namespace && order_kwnames && exchange_api;
     }
     void release() noexcept {
-        for (PyObject **o : {&dlpack_method, &max_version_kwnames, &max_version, &array_namespace, &order_kwnames,
-                             &exchange_api})
+        for (PyObject **o :
+             {&dlpack_method, &max_version_kwnames, &max_version, &array_namespace, &order_kwnames, &exchange_api})
             Py_CLEAR(*o);
     }
     /// Made once (process_state); raises nothing: a name that could not be made stays NULL.
@@ -245,4 +243,4 @@ struct py_names {
     }
 };
 
-} // namespace dlt
+}  // namespace dlt

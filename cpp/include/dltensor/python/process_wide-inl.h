@@ -16,7 +16,7 @@ DLTENSOR_PROCESS_WIDE std::atomic<int> &sub_interpreters_in_use() noexcept {
     return n;
 }
 
-} // namespace detail
+}  // namespace detail
 
 DLTENSOR_PROCESS_WIDE std::atomic<bool> &fast_paths_enabled() noexcept {
     static std::atomic<bool> on{true};
@@ -39,7 +39,7 @@ DLTENSOR_PROCESS_WIDE unsigned new_state_index(uint64_t key) noexcept {
     return interpreter_states::capacity;
 }
 
-} // namespace detail
+}  // namespace detail
 
 // declared in the struct; a shared core's modules call the library's
 DLTENSOR_PROCESS_WIDE producer_error_state &producer_error_state::of_this_thread() noexcept {
@@ -52,4 +52,4 @@ DLTENSOR_PROCESS_WIDE refusal &last_refusal() noexcept {
     return record;
 }
 
-} // namespace dlt
+}  // namespace dlt

@@ -42,4 +42,4 @@ DLTENSOR_CORE void rearm_pending_error() noexcept {
     PyErr_WriteUnraisable(nullptr);
 }
 
-} // namespace dlt
+}  // namespace dlt

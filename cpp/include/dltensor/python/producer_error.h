@@ -10,7 +10,7 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 #include "../tensor/config.h"
@@ -29,7 +29,6 @@ struct producer_error_state {
     /// The calling thread's record (one per module, or one per shared core: DLTENSOR_PROCESS_WIDE).
     DLTENSOR_CORE_VISIBILITY static producer_error_state &of_this_thread() noexcept;
 };
-
 
 /// Must the current Python error reach the caller rather than become a refusal?
 inline bool error_must_reach_caller() noexcept {
@@ -105,7 +104,7 @@ inline bool python_handles_sigint() noexcept {
     PyErr_Clear();
     return handled;
 }
-} // namespace detail
+}  // namespace detail
 
 /// For a backend whose casters cannot raise (nanobind): hands the kept exception to the interpreter so that
 /// it is raised at its next check for pending work, after the binding library's call: a KeyboardInterrupt
@@ -114,4 +113,4 @@ inline bool python_handles_sigint() noexcept {
 /// where the interpreter takes none, as an unraisable error (`sys.unraisablehook`). Leaves no error set.
 DLTENSOR_CORE void rearm_pending_error() noexcept;
 
-} // namespace dlt
+}  // namespace dlt

@@ -7,7 +7,7 @@
 namespace dlt {
 
 DLTENSOR_CORE py_ref call_method(PyObject *obj, const char *name, PyObject *const *args, size_t nargs,
-                          PyObject *kwnames) noexcept {
+                                 PyObject *kwnames) noexcept {
     py_ref fn = attribute(obj, name);
     return py_ref(fn ? PyObject_Vectorcall(fn.get(), args, nargs, kwnames) : nullptr);
 }
@@ -18,4 +18,4 @@ DLTENSOR_CORE py_ref call_function(const char *module, const char *function, PyO
     return py_ref(fn ? PyObject_CallOneArg(fn.get(), arg) : nullptr);
 }
 
-} // namespace dlt
+}  // namespace dlt

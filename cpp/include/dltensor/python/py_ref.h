@@ -8,14 +8,13 @@
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
-#define PY_SSIZE_T_CLEAN
+#  define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
 
 #include <cstddef>
 
 #include "../tensor/config.h"
-
 
 namespace dlt {
 
@@ -68,9 +67,9 @@ inline py_ref attribute(PyObject *obj, const char *name) noexcept {
 /// `obj.name(*args)` with optional keyword names (`kwnames`: a tuple of the last arguments' names).
 /// Empty, with the error set, on failure (also when `obj` is NULL, with no error).
 DLTENSOR_CORE py_ref call_method(PyObject *obj, const char *name, PyObject *const *args = nullptr, size_t nargs = 0,
-                          PyObject *kwnames = nullptr) noexcept;
+                                 PyObject *kwnames = nullptr) noexcept;
 
 /// `module.function(arg)`. Empty, with the error set, on failure.
 DLTENSOR_CORE py_ref call_function(const char *module, const char *function, PyObject *arg) noexcept;
 
-} // namespace dlt
+}  // namespace dlt

@@ -24,8 +24,10 @@ template <int64_t... Is> struct shape {
 
 namespace detail {
 template <typename> struct ndim_shape;
-template <size_t... S> struct ndim_shape<std::index_sequence<S...>> { using type = shape<((void) S, -1)...>; };
-} // namespace detail
+template <size_t... S> struct ndim_shape<std::index_sequence<S...>> {
+    using type = shape<((void) S, -1)...>;
+};
+}  // namespace detail
 
 /// `ndim<N>`: N dimensions of any extent.
 template <size_t N> using ndim = typename detail::ndim_shape<std::make_index_sequence<N>>::type;
@@ -34,29 +36,48 @@ template <size_t N> using ndim = typename detail::ndim_shape<std::make_index_seq
 struct ro { };
 
 /// Memory order: `c_contig` (row-major), `f_contig` (column-major), `any_contig` (either).
-struct c_contig { static constexpr char value = 'C'; };
-struct f_contig { static constexpr char value = 'F'; };
-struct any_contig { static constexpr char value = 'A'; };
+struct c_contig {
+    static constexpr char value = 'C';
+};
+struct f_contig {
+    static constexpr char value = 'F';
+};
+struct any_contig {
+    static constexpr char value = 'A';
+};
 
 /// Device types (DLPack numbers).
 namespace device {
-#define DLTENSOR_DEVICE(Name, Value) \
-    struct Name { static constexpr int value = Value; static constexpr const char *name = #Name; }
-DLTENSOR_DEVICE(cpu, 1); DLTENSOR_DEVICE(cuda, 2); DLTENSOR_DEVICE(cuda_host, 3); DLTENSOR_DEVICE(opencl, 4);
-DLTENSOR_DEVICE(vulkan, 7); DLTENSOR_DEVICE(metal, 8); DLTENSOR_DEVICE(rocm, 10); DLTENSOR_DEVICE(rocm_host, 11);
-DLTENSOR_DEVICE(cuda_managed, 13); DLTENSOR_DEVICE(oneapi, 14);
+#define DLTENSOR_DEVICE(Name, Value)                                                                                   \
+    struct Name {                                                                                                      \
+        static constexpr int value = Value;                                                                            \
+        static constexpr const char *name = #Name;                                                                     \
+    }
+DLTENSOR_DEVICE(cpu, 1);
+DLTENSOR_DEVICE(cuda, 2);
+DLTENSOR_DEVICE(cuda_host, 3);
+DLTENSOR_DEVICE(opencl, 4);
+DLTENSOR_DEVICE(vulkan, 7);
+DLTENSOR_DEVICE(metal, 8);
+DLTENSOR_DEVICE(rocm, 10);
+DLTENSOR_DEVICE(rocm_host, 11);
+DLTENSOR_DEVICE(cuda_managed, 13);
+DLTENSOR_DEVICE(oneapi, 14);
 #undef DLTENSOR_DEVICE
-} // namespace device
+}  // namespace device
 
 /// What a returned tensor becomes without a framework (each framework's tag lives in its file,
 /// frameworks/<name>.h, in `dlt::framework_tags`; numbers match nanobind's).
-#define DLTENSOR_FRAMEWORK(Name, Value, TypeName) \
-    struct Name { static constexpr int value = Value; static constexpr const char *type_name = TypeName; }
-DLTENSOR_FRAMEWORK(memview, 6, "memoryview");  // a memoryview over the buffer protocol (CPU)
+#define DLTENSOR_FRAMEWORK(Name, Value, TypeName)                                                                      \
+    struct Name {                                                                                                      \
+        static constexpr int value = Value;                                                                            \
+        static constexpr const char *type_name = TypeName;                                                             \
+    }
+DLTENSOR_FRAMEWORK(memview, 6, "memoryview");    // a memoryview over the buffer protocol (CPU)
 DLTENSOR_FRAMEWORK(array_api, 7, "typing.Any");  // a dltensor.Tensor (`__dlpack__`, buffer protocol)
 #undef DLTENSOR_FRAMEWORK
 
-} // namespace tags
+}  // namespace tags
 
 /// Which kind of annotation a type is: one detector per kind, each its own template (Clang and nvcc treat
 /// several `void_t` partial specializations of one template as the same one).
@@ -80,10 +101,21 @@ template <typename T> struct annotation_kind {
     static constexpr bool scalar = !(shape || order || device || framework || ro) && dtype_of<T>().bits != 0;
 };
 
-struct no_framework { static constexpr int value = 0; static constexpr const char *type_name = "ArrayLike"; };
-struct any_device { static constexpr int value = 0; static constexpr const char *name = ""; };
-struct any_order { static constexpr char value = '\0'; };
-struct any_shape { static constexpr int32_t ndim = -1; static constexpr const int64_t *extents = nullptr; };
+struct no_framework {
+    static constexpr int value = 0;
+    static constexpr const char *type_name = "ArrayLike";
+};
+struct any_device {
+    static constexpr int value = 0;
+    static constexpr const char *name = "";
+};
+struct any_order {
+    static constexpr char value = '\0';
+};
+struct any_shape {
+    static constexpr int32_t ndim = -1;
+    static constexpr const int64_t *extents = nullptr;
+};
 
 /// The annotations of one `dltensor<Args...>`, collected (order-free, each kind at most once).
 template <typename... Args> struct config {
@@ -93,7 +125,9 @@ template <typename... Args> struct config {
                                               annotation_kind<Args>::device || annotation_kind<Args>::framework>() &&
                    ...));
 
-    template <template <typename> class Pred, typename Default, typename... Ts> struct pick { using type = Default; };
+    template <template <typename> class Pred, typename Default, typename... Ts> struct pick {
+        using type = Default;
+    };
     template <template <typename> class Pred, typename Default, typename T, typename... Ts>
     struct pick<Pred, Default, T, Ts...> {
         using type = std::conditional_t<Pred<T>::value, T, typename pick<Pred, Default, Ts...>::type>;
@@ -104,8 +138,8 @@ template <typename... Args> struct config {
     template <typename T> struct is_device : std::bool_constant<annotation_kind<T>::device> { };
     template <typename T> struct is_framework : std::bool_constant<annotation_kind<T>::framework> { };
 
-    static constexpr bool read_only = (annotation_kind<Args>::ro || ...) ||
-                                      std::is_const_v<typename pick<is_scalar, void, Args...>::type>;
+    static constexpr bool read_only =
+        (annotation_kind<Args>::ro || ...) || std::is_const_v<typename pick<is_scalar, void, Args...>::type>;
     using Scalar = std::conditional_t<read_only, std::add_const_t<typename pick<is_scalar, void, Args...>::type>,
                                       typename pick<is_scalar, void, Args...>::type>;
     using Shape = typename pick<is_shape, any_shape, Args...>::type;
@@ -119,4 +153,4 @@ template <typename... Args> struct config {
     }
 };
 
-} // namespace dlt
+}  // namespace dlt

@@ -7,52 +7,56 @@
 #define DLTENSOR_CONFIG_H
 
 // C++17 (MSVC reports its standard in _MSVC_LANG; __cplusplus stays 199711L without /Zc:__cplusplus).
+// clang-format off: diagnostics on one line each
 #if defined(_MSVC_LANG) ? _MSVC_LANG < 201703L : __cplusplus < 201703L
 #  error "dltensor needs C++17 or newer, and this file is compiled for an older C++ standard: compile with -std=c++17 (MSVC: /std:c++17); in CMake, target_compile_features(<target> PRIVATE cxx_std_17) or set(CMAKE_CXX_STANDARD 17)"
 #endif
+// clang-format on
 
 // CPython's limited API (nanobind_add_module's STABLE_ABI defines Py_LIMITED_API): dltensor reads objects'
 // fields and calls what the limited API leaves out, so a build with it stops here, not at dozens of errors.
+// clang-format off: diagnostics on one line each
 #if defined(Py_LIMITED_API)
 #  error "dltensor needs CPython's full C API, and this file is compiled with Py_LIMITED_API (nanobind_add_module's STABLE_ABI): leave STABLE_ABI out and build one wheel per Python version (docs/reference.md §1: Supported builds)"
 #endif
+// clang-format on
 
 #include <cstdint>
 
 /// For the few functions of the argument hot path that must not cost a call (the compiler left py_ref's
 /// members out of line in the caster, at 10-20 instructions an argument).
 #if defined(__GNUC__)
-#define DLTENSOR_HOT_INLINE inline __attribute__((always_inline))
+#  define DLTENSOR_HOT_INLINE inline __attribute__((always_inline))
 #elif defined(_MSC_VER)
-#define DLTENSOR_HOT_INLINE __forceinline
+#  define DLTENSOR_HOT_INLINE __forceinline
 #else
-#define DLTENSOR_HOT_INLINE inline
+#  define DLTENSOR_HOT_INLINE inline
 #endif
 
 /// A function kept out of line (its callers' code stays small).
 #if defined(__GNUC__)
-#define DLTENSOR_NOINLINE __attribute__((noinline))
+#  define DLTENSOR_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
-#define DLTENSOR_NOINLINE __declspec(noinline)
+#  define DLTENSOR_NOINLINE __declspec(noinline)
 #else
-#define DLTENSOR_NOINLINE
+#  define DLTENSOR_NOINLINE
 #endif
 
 /// Makes the pointer variable `p` one opaque value for the optimizer. A kernel inlined beside `data()` then
 /// keeps one register per tensor, not the base and the byte offset apart, which spilled inside a loop
 /// (bench/kernel.py: 12.8% more instructions under GCC with link-time optimization).
 #if defined(__GNUC__)
-#define DLTENSOR_ONE_VALUE(p) __asm__("" : "+r"(p))
+#  define DLTENSOR_ONE_VALUE(p) __asm__("" : "+r"(p))
 #else
-#define DLTENSOR_ONE_VALUE(p) ((void) 0)
+#  define DLTENSOR_ONE_VALUE(p) ((void) 0)
 #endif
 
 /// Code that runs once or on failure (first-call set-up, refusals): out of line and laid out apart, so
 /// that the accepting path stays small.
 #if defined(__GNUC__)
-#define DLTENSOR_COLD __attribute__((noinline, cold))
+#  define DLTENSOR_COLD __attribute__((noinline, cold))
 #else
-#define DLTENSOR_COLD DLTENSOR_NOINLINE
+#  define DLTENSOR_COLD DLTENSOR_NOINLINE
 #endif
 
 /// The refusal paths (conversions, lists): an inline function that is DLTENSOR_COLD.
@@ -68,40 +72,40 @@
 /// `DLTENSOR_CORE_LIBRARY_BUILD` (src/core.cpp): the library itself. `DLTENSOR_CORE_SHARED` (CMake's
 /// `DLTENSOR_SHARED_CORE`): the library is shared and exports them.
 #if defined(DLTENSOR_CORE_SHARED)
-#if !defined(DLTENSOR_CORE_LIBRARY) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)
-#error "DLTENSOR_CORE_SHARED needs DLTENSOR_CORE_LIBRARY (the CMake target dltensor::dltensor sets both)"
-#endif
-#if defined(__GNUC__)
-#define DLTENSOR_CORE_VISIBILITY __attribute__((visibility("default")))
+#  if !defined(DLTENSOR_CORE_LIBRARY) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)
+#    error "DLTENSOR_CORE_SHARED needs DLTENSOR_CORE_LIBRARY (the CMake target dltensor::dltensor sets both)"
+#  endif
+#  if defined(__GNUC__)
+#    define DLTENSOR_CORE_VISIBILITY __attribute__((visibility("default")))
+#  else
+#    error "dltensor's shared core library needs GCC or Clang; elsewhere (MSVC) build the core as a static library"
+#  endif
 #else
-#error "dltensor's shared core library needs GCC or Clang; elsewhere (MSVC) build the core as a static library"
-#endif
-#else
-#define DLTENSOR_CORE_VISIBILITY
+#  define DLTENSOR_CORE_VISIBILITY
 #endif
 
 #if defined(DLTENSOR_CORE_LIBRARY_BUILD) && defined(__GNUC__)
 // Still declared inline, so that the compiler inlines the core into itself as it did header-only, and
 // always emitted (`used`): the modules' sources call them.
-#define DLTENSOR_CORE inline __attribute__((used)) DLTENSOR_CORE_VISIBILITY
-#define DLTENSOR_CORE_DEFINITIONS 1
+#  define DLTENSOR_CORE inline __attribute__((used)) DLTENSOR_CORE_VISIBILITY
+#  define DLTENSOR_CORE_DEFINITIONS 1
 #elif defined(DLTENSOR_CORE_LIBRARY_BUILD)
-#define DLTENSOR_CORE
-#define DLTENSOR_CORE_DEFINITIONS 1
+#  define DLTENSOR_CORE
+#  define DLTENSOR_CORE_DEFINITIONS 1
 #elif defined(DLTENSOR_CORE_LIBRARY)
-#define DLTENSOR_CORE DLTENSOR_CORE_VISIBILITY
-#define DLTENSOR_CORE_DEFINITIONS 0
+#  define DLTENSOR_CORE DLTENSOR_CORE_VISIBILITY
+#  define DLTENSOR_CORE_DEFINITIONS 0
 #else
-#define DLTENSOR_CORE inline
-#define DLTENSOR_CORE_DEFINITIONS 1
+#  define DLTENSOR_CORE inline
+#  define DLTENSOR_CORE_DEFINITIONS 1
 #endif
 
 /// DLTENSOR_COLD for a core entry point, declared apart from its body: cold but not noinline, which GCC
 /// refuses on an inline function declared before its definition.
 #if defined(__GNUC__)
-#define DLTENSOR_CORE_COLD __attribute__((cold))
+#  define DLTENSOR_CORE_COLD __attribute__((cold))
 #else
-#define DLTENSOR_CORE_COLD
+#  define DLTENSOR_CORE_COLD
 #endif
 
 /// State that both a module's own inline code and the core use: the count of sub-interpreters holding
@@ -111,14 +115,14 @@
 /// that what the core writes is what the module reads. Declared `DLTENSOR_PROCESS_WIDE <signature>;`, its
 /// body in python/process_wide-inl.h, which the entry headers include where `DLTENSOR_PROCESS_WIDE_BODIES`.
 #if defined(DLTENSOR_CORE_SHARED) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)
-#define DLTENSOR_PROCESS_WIDE DLTENSOR_CORE_VISIBILITY
-#define DLTENSOR_PROCESS_WIDE_BODIES 0
+#  define DLTENSOR_PROCESS_WIDE DLTENSOR_CORE_VISIBILITY
+#  define DLTENSOR_PROCESS_WIDE_BODIES 0
 #elif defined(DLTENSOR_CORE_SHARED)
-#define DLTENSOR_PROCESS_WIDE inline __attribute__((used)) DLTENSOR_CORE_VISIBILITY
-#define DLTENSOR_PROCESS_WIDE_BODIES 1
+#  define DLTENSOR_PROCESS_WIDE inline __attribute__((used)) DLTENSOR_CORE_VISIBILITY
+#  define DLTENSOR_PROCESS_WIDE_BODIES 1
 #else
-#define DLTENSOR_PROCESS_WIDE inline
-#define DLTENSOR_PROCESS_WIDE_BODIES 1
+#  define DLTENSOR_PROCESS_WIDE inline
+#  define DLTENSOR_PROCESS_WIDE_BODIES 1
 #endif
 
 /// A number as text, for the version checks' messages.
@@ -144,14 +148,17 @@ inline int trailing_zeros(unsigned long long x) noexcept {
     return __builtin_ctzll(x);
 #else
     int n = 0;
-    while (!(x & 1)) { x >>= 1; ++n; }
+    while (!(x & 1)) {
+        x >>= 1;
+        ++n;
+    }
     return n;
 #endif
 }
 
-} // namespace dlt
+}  // namespace dlt
 
-#endif // DLTENSOR_CONFIG_H
+#endif  // DLTENSOR_CONFIG_H
 
 // The oldest Python dltensor supports (README: Supported versions; CI proves it with
 // tests/test_python_versions.py), checked by the first inclusion after Python.h: outside the include guard,

@@ -26,28 +26,26 @@ struct Version {
 
 /// `DLDeviceType`: where the memory lives. Numbers are DLPack's; gaps (5, 6) are unassigned there.
 enum device_code : int32_t {
-    cpu = 1,           ///< Host memory.
-    cuda = 2,          ///< CUDA device memory.
-    cuda_host = 3,     ///< Pinned host memory allocated through CUDA.
-    opencl = 4,        ///< OpenCL device memory.
-    vulkan = 7,        ///< Vulkan buffer.
-    metal = 8,         ///< Metal buffer (Apple GPUs).
-    vpi = 9,           ///< Verilog simulator buffer.
-    rocm = 10,         ///< ROCm/HIP device memory.
-    rocm_host = 11,    ///< Pinned host memory allocated through ROCm.
-    ext_dev = 12,      ///< Reserved for extension devices.
-    cuda_managed = 13, ///< CUDA unified (managed) memory.
-    oneapi = 14,       ///< oneAPI unified shared memory.
-    webgpu = 15,       ///< WebGPU buffer.
-    hexagon = 16,      ///< Qualcomm Hexagon DSP memory.
-    maia = 17,         ///< Microsoft MAIA device memory.
-    trn = 18,          ///< AWS Trainium device memory.
+    cpu = 1,            ///< Host memory.
+    cuda = 2,           ///< CUDA device memory.
+    cuda_host = 3,      ///< Pinned host memory allocated through CUDA.
+    opencl = 4,         ///< OpenCL device memory.
+    vulkan = 7,         ///< Vulkan buffer.
+    metal = 8,          ///< Metal buffer (Apple GPUs).
+    vpi = 9,            ///< Verilog simulator buffer.
+    rocm = 10,          ///< ROCm/HIP device memory.
+    rocm_host = 11,     ///< Pinned host memory allocated through ROCm.
+    ext_dev = 12,       ///< Reserved for extension devices.
+    cuda_managed = 13,  ///< CUDA unified (managed) memory.
+    oneapi = 14,        ///< oneAPI unified shared memory.
+    webgpu = 15,        ///< WebGPU buffer.
+    hexagon = 16,       ///< Qualcomm Hexagon DSP memory.
+    maia = 17,          ///< Microsoft MAIA device memory.
+    trn = 18,           ///< AWS Trainium device memory.
 };
 
 /// True for a device type number that DLPack assigns (1..18 without 5 and 6).
-constexpr bool is_known_device_type(int32_t t) noexcept {
-    return t >= cpu && t <= trn && t != 5 && t != 6;
-}
+constexpr bool is_known_device_type(int32_t t) noexcept { return t >= cpu && t <= trn && t != 5 && t != 6; }
 
 /// A device type's name, as DLPack's enum spells it without `kDL` ("cpu", "cuda", ...).
 constexpr const char *device_name(int32_t type) noexcept {
@@ -81,24 +79,24 @@ struct Device {
 /// `DLDataTypeCode`: the kind of scalar. The float8 codes (7..14, DLPack 1.1) are accepted with 8 bits; the
 /// sub-byte float6/float4 codes (15..17) are named in refusals and rejected.
 enum dtype_code : uint8_t {
-    int_ = 0,      ///< Signed two's-complement integer.
-    uint_ = 1,      ///< Unsigned integer.
-    float_ = 2,    ///< IEEE 754 binary floating point.
-    opaque_ = 3,    ///< Opaque handle; never accepted.
-    bfloat_ = 4,    ///< bfloat16: the upper 16 bits of a float32.
-    complex_ = 5,   ///< Two floats (real, imaginary); `bits` counts both.
-    bool_ = 6,     ///< Boolean stored in `bits` (8 in practice) per element.
-    float8_e3m4 = 7,          ///< `kDLFloat8_e3m4`
-    float8_e4m3 = 8,          ///< `kDLFloat8_e4m3`
-    float8_e4m3b11fnuz = 9,   ///< `kDLFloat8_e4m3b11fnuz`
-    float8_e4m3fn = 10,       ///< `kDLFloat8_e4m3fn`
-    float8_e4m3fnuz = 11,     ///< `kDLFloat8_e4m3fnuz`
-    float8_e5m2 = 12,         ///< `kDLFloat8_e5m2`
-    float8_e5m2fnuz = 13,     ///< `kDLFloat8_e5m2fnuz`
-    float8_e8m0fnu = 14,      ///< `kDLFloat8_e8m0fnu`
-    float6_e2m3fn = 15,       ///< `kDLFloat6_e2m3fn` (6 bits: sub-byte, rejected)
-    float6_e3m2fn = 16,       ///< `kDLFloat6_e3m2fn` (6 bits: sub-byte, rejected)
-    float4_e2m1fn = 17,       ///< `kDLFloat4_e2m1fn` (4 bits: sub-byte, rejected)
+    int_ = 0,                ///< Signed two's-complement integer.
+    uint_ = 1,               ///< Unsigned integer.
+    float_ = 2,              ///< IEEE 754 binary floating point.
+    opaque_ = 3,             ///< Opaque handle; never accepted.
+    bfloat_ = 4,             ///< bfloat16: the upper 16 bits of a float32.
+    complex_ = 5,            ///< Two floats (real, imaginary); `bits` counts both.
+    bool_ = 6,               ///< Boolean stored in `bits` (8 in practice) per element.
+    float8_e3m4 = 7,         ///< `kDLFloat8_e3m4`
+    float8_e4m3 = 8,         ///< `kDLFloat8_e4m3`
+    float8_e4m3b11fnuz = 9,  ///< `kDLFloat8_e4m3b11fnuz`
+    float8_e4m3fn = 10,      ///< `kDLFloat8_e4m3fn`
+    float8_e4m3fnuz = 11,    ///< `kDLFloat8_e4m3fnuz`
+    float8_e5m2 = 12,        ///< `kDLFloat8_e5m2`
+    float8_e5m2fnuz = 13,    ///< `kDLFloat8_e5m2fnuz`
+    float8_e8m0fnu = 14,     ///< `kDLFloat8_e8m0fnu`
+    float6_e2m3fn = 15,      ///< `kDLFloat6_e2m3fn` (6 bits: sub-byte, rejected)
+    float6_e3m2fn = 16,      ///< `kDLFloat6_e3m2fn` (6 bits: sub-byte, rejected)
+    float4_e2m1fn = 17,      ///< `kDLFloat4_e2m1fn` (4 bits: sub-byte, rejected)
 };
 
 /// `DLDataType`: scalar kind, width in bits, and vector lanes (dltensor accepts only `lanes == 1`).
@@ -118,7 +116,7 @@ struct Tensor {
     void *data;            ///< Base pointer; the first element is at `data + byte_offset`. NULL only when empty.
     Device device;         ///< Where `data` lives.
     int32_t ndim;          ///< Number of dimensions, 0 for a scalar.
-    DataType dtype;           ///< Element type.
+    DataType dtype;        ///< Element type.
     int64_t *shape;        ///< `ndim` extents, each >= 0.
     int64_t *strides;      ///< `ndim` strides in elements (may be 0 or negative); NULL means C order.
     uint64_t byte_offset;  ///< Bytes from `data` to the first element.
@@ -138,18 +136,18 @@ inline void copy_view(Tensor &dst, const Tensor &src) noexcept {
 
 /// `DLManagedTensor` (DLPack < 1.0, capsule name "dltensor"): a tensor with its owner's deleter.
 struct ManagedTensor {
-    Tensor dl_tensor;                          ///< The view.
-    void *manager_ctx;                         ///< The producer's bookkeeping; opaque.
-    void (*deleter)(ManagedTensor *self);     ///< Frees the tensor; called exactly once by the consumer. May be NULL.
+    Tensor dl_tensor;                      ///< The view.
+    void *manager_ctx;                     ///< The producer's bookkeeping; opaque.
+    void (*deleter)(ManagedTensor *self);  ///< Frees the tensor; called exactly once by the consumer. May be NULL.
 };
 
 /// `DLManagedTensorVersioned` (DLPack >= 1.0, capsule name "dltensor_versioned").
 struct ManagedTensorVersioned {
-    Version version;                                  ///< ABI version of this struct.
-    void *manager_ctx;                                ///< The producer's bookkeeping; opaque.
+    Version version;                                ///< ABI version of this struct.
+    void *manager_ctx;                              ///< The producer's bookkeeping; opaque.
     void (*deleter)(ManagedTensorVersioned *self);  ///< Frees the tensor; called exactly once. May be NULL.
-    uint64_t flags;                                   ///< `flag_*` bits below.
-    Tensor dl_tensor;                                 ///< The view.
+    uint64_t flags;                                 ///< `flag_*` bits below.
+    Tensor dl_tensor;                               ///< The view.
 };
 
 /// `DLPACK_FLAG_BITMASK_READ_ONLY`: the consumer must not write through this tensor.
@@ -207,5 +205,5 @@ struct ExchangeAPI {
     CurrentWorkStream current_work_stream;                                  ///< Never NULL.
 };
 
-} // namespace dlpack
-} // namespace dlt
+}  // namespace dlpack
+}  // namespace dlt

@@ -20,19 +20,34 @@ struct float16 {
     uint16_t bits = 0;  ///< Sign (1), exponent (5), mantissa (10).
 
     constexpr float16() = default;
-    static constexpr float16 from_bits(uint16_t b) noexcept { float16 h; h.bits = b; return h; }
+    static constexpr float16 from_bits(uint16_t b) noexcept {
+        float16 h;
+        h.bits = b;
+        return h;
+    }
 
     /// Rounds a float to the nearest binary16 (ties to even); overflow gives infinity, NaN stays NaN.
     explicit float16(float f) noexcept {
-        uint32_t x; std::memcpy(&x, &f, 4);
+        uint32_t x;
+        std::memcpy(&x, &f, 4);
         uint32_t sign = (x >> 16) & 0x8000u, absx = x & 0x7fffffffu;
-        if (absx > 0x7f800000u) { bits = (uint16_t) (sign | 0x7e00u); return; }       // NaN
-        if (absx >= 0x477ff000u) { bits = (uint16_t) (sign | 0x7c00u); return; }      // overflow -> inf
-        if (absx < 0x38800000u) {                                                     // subnormal or zero
-            float a; std::memcpy(&a, &absx, 4);
+        if (absx > 0x7f800000u) {
+            bits = (uint16_t) (sign | 0x7e00u);
+            return;
+        }  // NaN
+        if (absx >= 0x477ff000u) {
+            bits = (uint16_t) (sign | 0x7c00u);
+            return;
+        }  // overflow -> inf
+        if (absx < 0x38800000u) {  // subnormal or zero
+            float a;
+            std::memcpy(&a, &absx, 4);
             // 2^-24 is one subnormal step; adding 0.5 (as 2^23 * step) rounds to nearest even in float.
-            float t = a + 0.5f; uint32_t tb; std::memcpy(&tb, &t, 4);
-            bits = (uint16_t) (sign | (tb - 0x3f000000u)); return;
+            float t = a + 0.5f;
+            uint32_t tb;
+            std::memcpy(&tb, &t, 4);
+            bits = (uint16_t) (sign | (tb - 0x3f000000u));
+            return;
         }
         uint32_t mant_odd = (absx >> 13) & 1u;
         absx += 0xc8000fffu + mant_odd;  // rebias exponent (-112 << 23) and round to nearest even
@@ -43,14 +58,17 @@ struct float16 {
     explicit operator float() const noexcept {
         uint32_t sign = (uint32_t) (bits & 0x8000u) << 16, exp = (bits >> 10) & 0x1fu, mant = bits & 0x3ffu;
         uint32_t out;
-        if (exp == 0x1f) out = sign | 0x7f800000u | (mant << 13);       // inf / NaN
+        if (exp == 0x1f) out = sign | 0x7f800000u | (mant << 13);  // inf / NaN
         else if (exp != 0) out = sign | ((exp + 112u) << 23) | (mant << 13);
-        else if (mant == 0) out = sign;                                  // signed zero
-        else {                                                            // subnormal: value = mant * 2^-24
+        else if (mant == 0) out = sign;  // signed zero
+        else {                           // subnormal: value = mant * 2^-24
             float v = (float) mant * 5.9604644775390625e-8f;
-            std::memcpy(&out, &v, 4); out |= sign;
+            std::memcpy(&out, &v, 4);
+            out |= sign;
         }
-        float f; std::memcpy(&f, &out, 4); return f;
+        float f;
+        std::memcpy(&f, &out, 4);
+        return f;
     }
 };
 
@@ -59,19 +77,30 @@ struct bfloat16 {
     uint16_t bits = 0;  ///< Sign (1), exponent (8), mantissa (7).
 
     constexpr bfloat16() = default;
-    static constexpr bfloat16 from_bits(uint16_t b) noexcept { bfloat16 h; h.bits = b; return h; }
+    static constexpr bfloat16 from_bits(uint16_t b) noexcept {
+        bfloat16 h;
+        h.bits = b;
+        return h;
+    }
 
     /// Rounds a float to the nearest bfloat16 (ties to even); NaN stays NaN.
     explicit bfloat16(float f) noexcept {
-        uint32_t x; std::memcpy(&x, &f, 4);
-        if ((x & 0x7fffffffu) > 0x7f800000u) { bits = (uint16_t) ((x >> 16) | 0x40u); return; }
+        uint32_t x;
+        std::memcpy(&x, &f, 4);
+        if ((x & 0x7fffffffu) > 0x7f800000u) {
+            bits = (uint16_t) ((x >> 16) | 0x40u);
+            return;
+        }
         x += 0x7fffu + ((x >> 16) & 1u);
         bits = (uint16_t) (x >> 16);
     }
 
     /// Widens exactly to float.
     explicit operator float() const noexcept {
-        uint32_t x = (uint32_t) bits << 16; float f; std::memcpy(&f, &x, 4); return f;
+        uint32_t x = (uint32_t) bits << 16;
+        float f;
+        std::memcpy(&f, &x, 4);
+        return f;
     }
 };
 
@@ -110,7 +139,11 @@ constexpr float8_format float8_format_of(uint8_t code) noexcept {
     }
 }
 
-inline float float_of_bits(uint32_t x) noexcept { float f; std::memcpy(&f, &x, 4); return f; }
+inline float float_of_bits(uint32_t x) noexcept {
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+}
 
 /// Widens the 8 bits of format `code` exactly to float (NaN: the quiet NaN, with the format's sign).
 inline float float8_to_float(uint8_t code, uint8_t b) noexcept {
@@ -121,11 +154,9 @@ inline float float8_to_float(uint8_t code, uint8_t b) noexcept {
     const uint32_t exp_max = (1u << f.exp_bits) - 1, man_mask = (1u << f.man_bits) - 1;
     const uint32_t e = ((uint32_t) b >> f.man_bits) & exp_max, m = b & man_mask;
     if (f.kind == float8_kind::fnuz && b == 0x80) return float_of_bits(0xffc00000u);  // the one NaN
-    if (f.kind == float8_kind::ieee && e == exp_max)
-        return float_of_bits(sign | (m == 0 ? 0x7f800000u : 0x7fc00000u));
+    if (f.kind == float8_kind::ieee && e == exp_max) return float_of_bits(sign | (m == 0 ? 0x7f800000u : 0x7fc00000u));
     if (f.kind == float8_kind::fn && e == exp_max && m == man_mask) return float_of_bits(sign | 0x7fc00000u);
-    if (e != 0)
-        return float_of_bits(sign | ((e - (uint32_t) f.bias + 127u) << 23) | (m << (23 - f.man_bits)));
+    if (e != 0) return float_of_bits(sign | ((e - (uint32_t) f.bias + 127u) << 23) | (m << (23 - f.man_bits)));
     // Zero or subnormal: m * 2^(1 - bias - man_bits), exact in float (at most 4 significant bits).
     const float v = (float) m * float_of_bits((uint32_t) (127 + 1 - f.bias - f.man_bits) << 23);
     return sign ? -v : v;
@@ -147,12 +178,13 @@ constexpr uint32_t shift_round_even(uint32_t v, int s) noexcept {
 /// (fnuz); e8m0fnu gives NaN for zero and negative values.
 inline uint8_t float8_from_float(uint8_t code, float value) noexcept {
     const float8_format f = float8_format_of(code);
-    uint32_t x; std::memcpy(&x, &value, 4);
+    uint32_t x;
+    std::memcpy(&x, &value, 4);
     const uint32_t sign = x >> 31, absx = x & 0x7fffffffu;
     const bool nan = absx > 0x7f800000u, inf = absx == 0x7f800000u;
     if (f.kind == float8_kind::e8m0) {
         if (nan || inf || sign || absx == 0) return 0xff;
-        if (absx < 0x00800000u) return absx >= 0x00600000u ? 1 : 0;  // float subnormal: 2^-126 or 2^-127
+        if (absx < 0x00800000u) return absx >= 0x00600000u ? 1 : 0;          // float subnormal: 2^-126 or 2^-127
         const uint32_t e = (absx >> 23) + ((absx & 0x00400000u) ? 1u : 0u);  // ties (and above) round up
         return e > 254 ? 0xff : (uint8_t) e;
     }
@@ -186,7 +218,7 @@ inline uint8_t float8_from_float(uint8_t code, float value) noexcept {
     }
 }
 
-} // namespace detail
+}  // namespace detail
 
 /// An 8-bit float of the DLPack type code `Code` (dlpack::float8_e4m3fn, ...), stored as its 8 bits.
 /// Arithmetic is the user's business; dltensor only moves it. Use the names below
@@ -197,11 +229,15 @@ template <dlpack::dtype_code Code> struct float8 {
     uint8_t bits = 0;  ///< The encoding; the layout is the format's (see the aliases below).
 
     constexpr float8() = default;
-    static constexpr float8 from_bits(uint8_t b) noexcept { float8 h; h.bits = b; return h; }
+    static constexpr float8 from_bits(uint8_t b) noexcept {
+        float8 h;
+        h.bits = b;
+        return h;
+    }
 
     /// Rounds a float to the nearest value of the format, as ml_dtypes does (ties to even; see
     /// detail::float8_from_float for overflow, NaN and the formats without negative zero or infinity).
-    explicit float8(float f) noexcept : bits(detail::float8_from_float(Code, f)) {}
+    explicit float8(float f) noexcept : bits(detail::float8_from_float(Code, f)) { }
 
     /// Widens exactly to float.
     explicit operator float() const noexcept { return detail::float8_to_float(Code, bits); }
@@ -256,12 +292,15 @@ constexpr const char *small_float_name(uint8_t code) noexcept {
 /// A complex number of float or double parts laid out as two of them (std::complex<float>, std::complex<double>
 /// or a type like them), recognised by its members so that this header need not include <complex>, which
 /// brings the standard streams with it (about 8,600 preprocessed lines in every source).
-template <typename T, typename = void> struct complex_parts { using type = void; };
+template <typename T, typename = void> struct complex_parts {
+    using type = void;
+};
 template <typename T>
 struct complex_parts<T, std::void_t<typename T::value_type, decltype(std::declval<const T &>().real()),
                                     decltype(std::declval<const T &>().imag())>> {
     using V = typename T::value_type;
-    static constexpr bool layout = (std::is_same_v<V, float> || std::is_same_v<V, double>) && sizeof(T) == 2 * sizeof(V) &&
+    static constexpr bool layout = (std::is_same_v<V, float> || std::is_same_v<V, double>) &&
+                                   sizeof(T) == 2 * sizeof(V) &&
                                    std::is_same_v<std::decay_t<decltype(std::declval<const T &>().real())>, V> &&
                                    std::is_same_v<std::decay_t<decltype(std::declval<const T &>().imag())>, V>;
     using type = std::conditional_t<layout, V, void>;
@@ -274,7 +313,8 @@ template <typename T> constexpr dlpack::DataType dtype_of() noexcept {
     else if constexpr (std::is_same_v<U, float16>) return {dlpack::float_, 16, 1};
     else if constexpr (std::is_same_v<U, bfloat16>) return {dlpack::bfloat_, 16, 1};
     else if constexpr (is_float8<U>::value) return {(uint8_t) U::code, 8, 1};
-    else if constexpr (!std::is_void_v<typename complex_parts<U>::type>) return {dlpack::complex_, (uint8_t) (sizeof(U) * 8), 1};
+    else if constexpr (!std::is_void_v<typename complex_parts<U>::type>)
+        return {dlpack::complex_, (uint8_t) (sizeof(U) * 8), 1};
     else if constexpr (std::is_floating_point_v<U> && (sizeof(U) == 4 || sizeof(U) == 8))
         return {dlpack::float_, (uint8_t) (sizeof(U) * 8), 1};
     else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) <= 8)
@@ -309,7 +349,10 @@ inline constexpr std::size_t dtype_name_capacity = 24;
 inline bool dtype_name(dlpack::DataType t, char *out) noexcept {
     out[0] = '\0';
     if (!is_supported_dtype(t)) return false;
-    if (is_float8_code(t.code)) { std::strcpy(out, small_float_name(t.code)); return true; }
+    if (is_float8_code(t.code)) {
+        std::strcpy(out, small_float_name(t.code));
+        return true;
+    }
     const char *prefix = "";
     switch (t.code) {
         case dlpack::bool_: std::strcpy(out, "bool"); return true;
@@ -337,10 +380,13 @@ inline void dtype_description(dlpack::DataType t, char *out) noexcept {
     if (dtype_name(t, out)) return;
     static const char *const base[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
     int n;
-    if (t.code <= dlpack::bool_) n = std::snprintf(out, dtype_description_capacity, "%s%u", base[t.code], (unsigned) t.bits);
+    if (t.code <= dlpack::bool_)
+        n = std::snprintf(out, dtype_description_capacity, "%s%u", base[t.code], (unsigned) t.bits);
     else if (const char *name = small_float_name(t.code))
         n = std::snprintf(out, dtype_description_capacity, "%s (%u bits)", name, (unsigned) t.bits);
-    else n = std::snprintf(out, dtype_description_capacity, "type code %u (%u bits)", (unsigned) t.code, (unsigned) t.bits);
+    else
+        n = std::snprintf(out, dtype_description_capacity, "type code %u (%u bits)", (unsigned) t.code,
+                          (unsigned) t.bits);
     if (t.lanes != 1 && n > 0 && (std::size_t) n < dtype_description_capacity)
         std::snprintf(out + n, dtype_description_capacity - (std::size_t) n, " x %u lanes", (unsigned) t.lanes);
 }
@@ -357,6 +403,6 @@ using dlt::float8_e4m3fnuz;
 using dlt::float8_e5m2;
 using dlt::float8_e5m2fnuz;
 using dlt::float8_e8m0fnu;
-} // namespace storage_types
+}  // namespace storage_types
 
-} // namespace dlt
+}  // namespace dlt

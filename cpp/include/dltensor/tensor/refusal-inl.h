@@ -10,8 +10,7 @@ DLTENSOR_CORE DLTENSOR_CORE_COLD std::string explain(const refusal &r) {
     using namespace detail;
     const requirements &q = r.required;
     const std::string type = r.type_name[0] ? r.type_name : "object";
-    if (r.sub_interpreter)
-        return "this sub-interpreter's dltensor state could not be made (out of memory)";
+    if (r.sub_interpreter) return "this sub-interpreter's dltensor state could not be made (out of memory)";
     switch (r.why) {
         case mismatch::none: return "accepted";
         case mismatch::read_only:
@@ -24,7 +23,8 @@ DLTENSOR_CORE DLTENSOR_CORE_COLD std::string explain(const refusal &r) {
                    ") for a writable parameter: declare the dtype const (or add py::ro) if the function "
                    "only reads it";
         case mismatch::device:
-            return "device " + std::string(dlpack::device_name(r.device_type)) + ", expected " + dlpack::device_name(q.device_type);
+            return "device " + std::string(dlpack::device_name(r.device_type)) + ", expected " +
+                   dlpack::device_name(q.device_type);
         case mismatch::shape:
             if (r.ndim != q.ndim)
                 return "ndim " + std::to_string(r.ndim) + ", expected " + std::to_string(q.ndim) + " (shape " +
@@ -36,11 +36,10 @@ DLTENSOR_CORE DLTENSOR_CORE_COLD std::string explain(const refusal &r) {
                        (r.detail[0] ? std::string(": ") + r.detail : std::string());
             if (!q.read_only)
                 return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
-                       "; a writable parameter never converts (" + dtype_text(r.dtype) + " -> " +
-                       dtype_text(q.dtype) + " would be a copy): declare it const to allow the conversion";
+                       "; a writable parameter never converts (" + dtype_text(r.dtype) + " -> " + dtype_text(q.dtype) +
+                       " would be a copy): declare it const to allow the conversion";
             if (!r.convert)
-                return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
-                       no_conversion_text;
+                return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) + no_conversion_text;
             if (r.dtype.code == dlpack::complex_ && q.dtype.code != dlpack::complex_)
                 return "dtype " + dtype_text(r.dtype) + ", expected " + dtype_text(q.dtype) +
                        " (complex -> real would drop the imaginary part; never converted)";
@@ -63,15 +62,16 @@ DLTENSOR_CORE DLTENSOR_CORE_COLD std::string explain(const refusal &r) {
                                       : "a view whose memory does not hold its values (negative or conjugate)";
         case mismatch::misaligned: {
             std::string s = "the first element's address is not a multiple of " +
-                            std::to_string((unsigned) q.alignment) + " bytes (misaligned for " +
-                            dtype_text(q.dtype) + ")";
+                            std::to_string((unsigned) q.alignment) + " bytes (misaligned for " + dtype_text(q.dtype) +
+                            ")";
             if (!q.read_only) return s + "; a writable parameter never gets an aligned copy";
             if (!r.convert) return s + no_conversion_text;
             return s;
         }
         case mismatch::overlapping:
             return "elements that share memory (strides " + strides_text(r) + " over shape " +
-                   tuple_text(r.shape, r.ndim) + ") for a writable parameter: a write through one element would "
+                   tuple_text(r.shape, r.ndim) +
+                   ") for a writable parameter: a write through one element would "
                    "change others (in-place operations refuse such memory too); pass a contiguous copy";
         case mismatch::copied:
             return "a copy its producer made for this call (DLPack's IS_COPIED flag) for a writable parameter: "
@@ -112,4 +112,4 @@ DLTENSOR_CORE DLTENSOR_CORE_COLD std::string explain(const refusal &r) {
     return "refused";
 }
 
-} // namespace dlt
+}  // namespace dlt

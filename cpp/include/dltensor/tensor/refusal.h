@@ -37,11 +37,11 @@ struct refusal {
     dlpack::DataType dtype{0, 0, 0};
     int32_t ndim = 0;
     int32_t device_type = 0;
-    int64_t shape[8] = {};          ///< The first extents (at most 8 are shown).
-    int64_t strides[8] = {};        ///< Their strides in elements (C order when the tensor had none).
-    uintptr_t address = 0;          ///< The first element's address (for `misaligned`).
-    requirements required;          ///< The parameter's requirements (its `shape` pointer is static).
-    char type_name[64] = {};        ///< The argument's Python type (`tp_name`, truncated).
+    int64_t shape[8] = {};    ///< The first extents (at most 8 are shown).
+    int64_t strides[8] = {};  ///< Their strides in elements (C order when the tensor had none).
+    uintptr_t address = 0;    ///< The first element's address (for `misaligned`).
+    requirements required;    ///< The parameter's requirements (its `shape` pointer is static).
+    char type_name[64] = {};  ///< The argument's Python type (`tp_name`, truncated).
     /// NumPy's reason when `numpy.asarray` failed, why a buffer's dtype is unusable, or the producer's own
     /// reason for refusing to export (`invalid`: the first line of what its code raised); truncated; else empty.
     char detail[160] = {};
@@ -49,9 +49,9 @@ struct refusal {
     dlpack::DataType unsupported{0, 0, 0};
     /// `invalid` for a malformed tensor (validate()) or a buffer DLPack cannot describe: why (static text).
     const char *malformed = nullptr;
-    uintptr_t object = 0;           ///< The refused object's address (its `id()`), set by `refusal_log`.
-    const char *signature = nullptr;///< The parameter's signature text (static), set by `refusal_log`.
-    uint64_t when = 0;              ///< steady_clock's nanoseconds at the refusal, set by `refusal_log`.
+    uintptr_t object = 0;             ///< The refused object's address (its `id()`), set by `refusal_log`.
+    const char *signature = nullptr;  ///< The parameter's signature text (static), set by `refusal_log`.
+    uint64_t when = 0;                ///< steady_clock's nanoseconds at the refusal, set by `refusal_log`.
 
     /// Sets `detail` to `text` (NULL: empty), cut to what fits, always terminated.
     void set_detail(const char *text) noexcept {
@@ -94,7 +94,8 @@ namespace detail {
 
 /// `check()`, recording what it refuses (the thread's refusal record, above) for the explanation of a
 /// failed call: every import route checks through this.
-DLTENSOR_HOT_INLINE mismatch check_and_record(const requirements &r, const dlpack::Tensor &t, bool source_read_only) noexcept {
+DLTENSOR_HOT_INLINE mismatch check_and_record(const requirements &r, const dlpack::Tensor &t,
+                                              bool source_read_only) noexcept {
     mismatch m = check(r, t, source_read_only);
     if (m != mismatch::none) note_refused_tensor(t, m, source_read_only);
     return m;
@@ -116,8 +117,11 @@ DLTENSOR_MESSAGE_PATH std::string unsupported_dtype_text(dlpack::DataType t) {
     if (const char *n = small_float_name(t.code)) name = n;
     else if (t.code == dlpack::int_ || t.code == dlpack::uint_ || t.code == dlpack::float_ ||
              t.code == dlpack::bfloat_ || t.code == dlpack::complex_)
-        name = std::string(t.code == dlpack::int_ ? "int" : t.code == dlpack::uint_ ? "uint"
-                           : t.code == dlpack::float_ ? "float" : t.code == dlpack::bfloat_ ? "bfloat" : "complex") +
+        name = std::string(t.code == dlpack::int_      ? "int"
+                           : t.code == dlpack::uint_   ? "uint"
+                           : t.code == dlpack::float_  ? "float"
+                           : t.code == dlpack::bfloat_ ? "bfloat"
+                                                       : "complex") +
                std::to_string((unsigned) t.bits);
     else if (t.code == dlpack::bool_) name = "bool";
     else name = "code " + std::to_string((unsigned) t.code);
@@ -164,7 +168,7 @@ DLTENSOR_MESSAGE_PATH std::string required_shape_text(const requirements &r) {
     return s + ")";
 }
 
-} // namespace detail
+}  // namespace detail
 
 /// One line saying which requirement `r` failed and what was passed, e.g. "dtype float64, expected
 /// float32" or "read-only source (a numpy.ndarray that is not writeable) for a writable parameter".
@@ -176,4 +180,4 @@ inline std::string explain_last_refusal(const char *argument = nullptr) {
     return argument ? "argument `" + std::string(argument) + "`: " + s : s;
 }
 
-} // namespace dlt
+}  // namespace dlt

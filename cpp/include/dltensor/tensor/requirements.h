@@ -29,7 +29,7 @@ struct requirements {
     int32_t device_type = 0;          ///< Required DLPack device type; 0 accepts any.
     char order = '\0';                ///< 'C', 'F', 'A' (either), or '\0' for any strides.
     bool read_only = false;           ///< The parameter promises not to write (const dtype or `ro`).
-    uint8_t alignment = 1;            ///< Bytes the first element's address must be a multiple of (the dtype's; a power of two).
+    uint8_t alignment = 1;  ///< Bytes the first element's address must be a multiple of (the dtype's; a power of two).
     /// The framework annotation (frameworks/ number; 0: none): without conversion (overload resolution's
     /// first pass, `.noconvert()`) only that framework's tensors bind; with it, any producer's.
     uint8_t framework = 0;
@@ -37,9 +37,7 @@ struct requirements {
 
 /// A parameter's framework annotation as `requirements::framework`: the number of a framework whose
 /// tensors a parameter can tell apart (frameworks/), 0 for none and for `array_api` (any producer, 7).
-constexpr uint8_t parameter_framework(int annotated) noexcept {
-    return annotated == 7 ? 0 : (uint8_t) annotated;
-}
+constexpr uint8_t parameter_framework(int annotated) noexcept { return annotated == 7 ? 0 : (uint8_t) annotated; }
 
 /// A parameter's requirements from its annotations, as either backend's compile-time config collects them:
 /// element type `Scalar` (void: any dtype; its alignment is required), `ndim` (-1: any) with `extents`
@@ -63,8 +61,8 @@ constexpr requirements requirements_of(int32_t ndim, const int64_t *extents, int
 }
 
 /// The compile error of a `dltensor<...>` that repeats a kind of annotation (both backends).
-#define DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE                                                                     \
-    "py::dltensor<...>: each kind of annotation (dtype, shape/ndim, ro, device, order, framework) may appear " \
+#define DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE                                                                            \
+    "py::dltensor<...>: each kind of annotation (dtype, shape/ndim, ro, device, order, framework) may appear "         \
     "at most once"
 
 /// The compile error of an annotation that is neither a tag nor a scalar type DLPack has a dtype for. The
@@ -77,26 +75,26 @@ template <typename T, bool Known> constexpr bool annotation_known() {
 }
 
 /// The compile error of a `py::memview` parameter (both backends): the tag names what a return becomes.
-#define DLTENSOR_MEMVIEW_PARAMETER_MESSAGE                                                                  \
-    "py::dltensor<py::memview, ...> as a parameter: py::memview says what a returned tensor becomes (a "   \
+#define DLTENSOR_MEMVIEW_PARAMETER_MESSAGE                                                                             \
+    "py::dltensor<py::memview, ...> as a parameter: py::memview says what a returned tensor becomes (a "               \
     "memoryview); a parameter without a framework annotation already binds memoryviews and every buffer"
 
 /// Why a tensor does not satisfy a parameter; the first failing check wins.
 enum class mismatch : uint8_t {
-    none,       ///< Satisfied.
-    read_only,  ///< The source is read-only and the parameter is writable.
-    device,     ///< Wrong device type.
-    shape,      ///< Wrong ndim or a fixed extent differs.
-    dtype,      ///< Wrong element type (a conversion may fix it).
-    order,      ///< Strides are not of the required order (a conversion may fix it).
-    lazy_view,  ///< The memory does not hold the values: a PyTorch conjugate or negative view.
+    none,           ///< Satisfied.
+    read_only,      ///< The source is read-only and the parameter is writable.
+    device,         ///< Wrong device type.
+    shape,          ///< Wrong ndim or a fixed extent differs.
+    dtype,          ///< Wrong element type (a conversion may fix it).
+    order,          ///< Strides are not of the required order (a conversion may fix it).
+    lazy_view,      ///< The memory does not hold the values: a PyTorch conjugate or negative view.
     misaligned,     ///< The first element's address is not aligned for the dtype (a copy fixes it).
     overlapping,    ///< Elements that may share memory, for a writable parameter (strides.h: may_overlap).
     copied,         ///< The producer's copy (DLPack's IS_COPIED flag), for a writable parameter.
     requires_grad,  ///< A PyTorch tensor that requires grad, for a writable parameter while grad mode is on.
     inference,      ///< A PyTorch inference tensor, for a writable parameter outside `torch.inference_mode()`.
     framework,      ///< Another framework's tensor, without conversion, for a framework-annotated parameter.
-    invalid,    ///< Not a usable DLPack tensor: malformed, foreign, already consumed, or no tensor at all.
+    invalid,        ///< Not a usable DLPack tensor: malformed, foreign, already consumed, or no tensor at all.
 };
 
 /// Do two shape annotations agree (the same ndim, and equal extents where both fix one)? `n < 0`: no shape
@@ -145,7 +143,7 @@ DLTENSOR_HOT_INLINE mismatch check(const requirements &r, const dlpack::Tensor &
     // A mask, not `%`: alignments are powers of two, and a division by a run-time value costs tens of cycles.
     if (r.alignment > 1 && (((uintptr_t) t.data + t.byte_offset) & (uintptr_t) (r.alignment - 1)) != 0 &&
         element_count(t) != 0)
-        return mismatch::misaligned;  // an empty tensor's pointer is never read
+        return mismatch::misaligned;                                   // an empty tensor's pointer is never read
     if (!r.read_only && may_overlap(t)) return mismatch::overlapping;  // one location written twice
     return mismatch::none;
 }
@@ -154,11 +152,10 @@ DLTENSOR_HOT_INLINE mismatch check(const requirements &r, const dlpack::Tensor &
 /// order, alignment and lazy-view mismatches, only for read-only parameters, and never complex -> real
 /// (it would drop data). `source` is the tensor's element type (`bits == 0` when unknown).
 inline bool conversion_may_fix(const requirements &r, dlpack::DataType source, mismatch m) noexcept {
-    if (!r.read_only || (m != mismatch::dtype && m != mismatch::order && m != mismatch::lazy_view &&
-                         m != mismatch::misaligned))
+    if (!r.read_only ||
+        (m != mismatch::dtype && m != mismatch::order && m != mismatch::lazy_view && m != mismatch::misaligned))
         return false;
-    if (m == mismatch::dtype && source.code == dlpack::complex_ && r.dtype.code != dlpack::complex_)
-        return false;
+    if (m == mismatch::dtype && source.code == dlpack::complex_ && r.dtype.code != dlpack::complex_) return false;
     return true;
 }
 
@@ -200,4 +197,4 @@ DLTENSOR_HOT_INLINE const char *validate(const dlpack::Tensor &t) noexcept {
     return why;
 }
 
-} // namespace dlt
+}  // namespace dlt

@@ -6,13 +6,16 @@
 
 namespace dlt {
 
-DLTENSOR_CORE void copy_dense_into(const void *src, char order, void *dst, const int64_t *shape,
-                                   const int64_t *strides, size_t ndim, size_t itemsize) noexcept {
+DLTENSOR_CORE void copy_dense_into(const void *src, char order, void *dst, const int64_t *shape, const int64_t *strides,
+                                   size_t ndim, size_t itemsize) noexcept {
     int64_t count = 1;
     for (size_t i = 0; i < ndim; ++i) count *= shape[i];
     const bool same = is_contiguous_in(order, shape, strides, ndim);
     if (count == 0) return;
-    if (same) { std::memcpy(dst, src, (size_t) count * itemsize); return; }
+    if (same) {
+        std::memcpy(dst, src, (size_t) count * itemsize);
+        return;
+    }
     const char *from = static_cast<const char *>(src);
     char *to = static_cast<char *>(dst);
     int64_t index[dlpack::max_ndim] = {}, offset = 0;  // `offset`: the current element's, in elements of dst
@@ -20,7 +23,10 @@ DLTENSOR_CORE void copy_dense_into(const void *src, char order, void *dst, const
         std::memcpy(to + offset * (int64_t) itemsize, from + k * (int64_t) itemsize, itemsize);
         for (size_t j = 0; j < ndim; ++j) {  // the next element in `order`: the fastest dimension first
             const size_t d = order == 'F' ? j : ndim - 1 - j;
-            if (++index[d] < shape[d]) { offset += strides[d]; break; }
+            if (++index[d] < shape[d]) {
+                offset += strides[d];
+                break;
+            }
             offset -= strides[d] * (shape[d] - 1);
             index[d] = 0;
         }
@@ -28,7 +34,7 @@ DLTENSOR_CORE void copy_dense_into(const void *src, char order, void *dst, const
 }
 
 DLTENSOR_CORE void positive_view(const dlpack::Tensor &t, dlpack::Tensor &out, int64_t *strides, int64_t *flip_dims,
-                          int32_t *n_flip) noexcept {
+                                 int32_t *n_flip) noexcept {
     out = t;
     int64_t first = 0;  // element offset of the lowest address, from the current first element
     *n_flip = 0;
@@ -45,4 +51,4 @@ DLTENSOR_CORE void positive_view(const dlpack::Tensor &t, dlpack::Tensor &out, i
     out.strides = strides;
 }
 
-} // namespace dlt
+}  // namespace dlt

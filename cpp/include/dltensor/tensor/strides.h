@@ -96,7 +96,10 @@ inline bool has_order(const dlpack::Tensor &t, char order) noexcept {
         int64_t expect = 1;
         for (int32_t i = t.ndim - 1; i >= 0; --i) {
             if (t.shape[i] == 1) continue;
-            if (t.strides[i] != expect) { c = false; break; }
+            if (t.strides[i] != expect) {
+                c = false;
+                break;
+            }
             expect *= t.shape[i];
         }
     }
@@ -104,7 +107,10 @@ inline bool has_order(const dlpack::Tensor &t, char order) noexcept {
         int64_t expect = 1;
         for (int32_t i = 0; i < t.ndim; ++i) {
             if (t.shape[i] == 1) continue;
-            if (t.strides[i] != expect) { f = false; break; }
+            if (t.strides[i] != expect) {
+                f = false;
+                break;
+            }
             expect *= t.shape[i];
         }
     }
@@ -124,9 +130,15 @@ inline bool has_negative_stride(const dlpack::Tensor &t) noexcept {
 inline void contiguous_strides(const int64_t *shape, size_t ndim, char order, int64_t *strides) noexcept {
     int64_t step = 1;
     if (order == 'F') {
-        for (size_t i = 0; i < ndim; ++i) { strides[i] = step; step *= shape[i]; }
+        for (size_t i = 0; i < ndim; ++i) {
+            strides[i] = step;
+            step *= shape[i];
+        }
     } else {
-        for (size_t i = ndim; i-- > 0;) { strides[i] = step; step *= shape[i]; }
+        for (size_t i = ndim; i-- > 0;) {
+            strides[i] = step;
+            step *= shape[i];
+        }
     }
 }
 
@@ -147,14 +159,14 @@ DLTENSOR_HOT_INLINE bool is_contiguous_in(char order, const int64_t *shape, cons
 /// row-major), `itemsize` bytes each, into `dst` laid out with the element `strides`: one `memcpy` when
 /// those strides are `order`'s contiguous ones, else element by element (`copy_of()` into a tensor whose
 /// framework allocated another layout).
-DLTENSOR_CORE void copy_dense_into(const void *src, char order, void *dst, const int64_t *shape,
-                                   const int64_t *strides, size_t ndim, size_t itemsize) noexcept;
+DLTENSOR_CORE void copy_dense_into(const void *src, char order, void *dst, const int64_t *shape, const int64_t *strides,
+                                   size_t ndim, size_t itemsize) noexcept;
 
 /// The same elements with every stride made non-negative: `out` views the same memory from its lowest
 /// address (`strides` receives the strides, `t.ndim` entries; shape is shared with `t`), and
 /// `flip_dims[0..*n_flip)` lists the dimensions to reverse to get `t` back. For consumers that cannot
 /// hold negative strides (PyTorch). Requires strides (call only when `has_negative_stride(t)`).
 DLTENSOR_CORE void positive_view(const dlpack::Tensor &t, dlpack::Tensor &out, int64_t *strides, int64_t *flip_dims,
-                          int32_t *n_flip) noexcept;
+                                 int32_t *n_flip) noexcept;
 
-} // namespace dlt
+}  // namespace dlt
