@@ -920,8 +920,8 @@ MUTANTS = [
            "a main-interpreter tensor dropped in a sub-interpreter that made no tensor call is released there",
            t(SUBINTERPRETERS, "test_main_interpreter_tensor_dropped_in_a_sub_interpreter_is_leaked_not_released_there")),
     Mutant("constructor_does_not_enter_the_interpreter", "bindings/handle_tensor.h",
-           "        if (owner && !enter_interpreter_out_of_line()) {  // the owner is this interpreter's (handle.h)",
-           "        if (false) {  // the owner is this interpreter's (handle.h)",
+           "        if (owner && !enter_interpreter_or_raise_out_of_line()) return false;  // the owner is this interpreter's",
+           "        if (false) return false;  // the owner is this interpreter's",
            "a sub-interpreter whose first call returns a C++-built tensor records it as the main one's: its "
            "owner is never freed",
            t(SUBINTERPRETERS, "test_first_call_in_a_sub_interpreter_may_be_a_return")),

@@ -133,10 +133,7 @@ protected:
         tensor.shape = dims.get();
         tensor.strides = const_cast<int64_t *>(strides);
         tensor.byte_offset = byte_offset;
-        if (owner && !enter_interpreter_out_of_line()) {  // the owner is this interpreter's (handle.h)
-            PyErr_SetString(PyExc_RuntimeError, sub_interpreter_message);
-            return false;
-        }
+        if (owner && !enter_interpreter_or_raise_out_of_line()) return false;  // the owner is this interpreter's
         m_handle = tensor_handle::create_inline(tensor, owner, ReadOnly, nullptr, order == 'F' ? 'F' : 'C');
         m_owned = owner != nullptr;
         return m_handle != nullptr;

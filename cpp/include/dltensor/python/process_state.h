@@ -121,11 +121,6 @@ DLTENSOR_HOT_INLINE bool enter_interpreter() noexcept {
     return !sub || detail::sub_interpreter_states(sub) != nullptr;
 }
 
-/// enter_interpreter() behind a call: for entries where its inlined code costs more than the call (in
-/// pybind11's constructors with an owner it stopped the optimizer from inlining tensor_handle::create(),
-/// +80 instructions a return).
-DLTENSOR_NOINLINE inline bool enter_interpreter_out_of_line() noexcept { return enter_interpreter(); }
-
 /// What an entry says when enter_interpreter() fails.
 inline constexpr const char *sub_interpreter_message =
     "dltensor: this sub-interpreter's state could not be made (out of memory)";
@@ -136,6 +131,11 @@ DLTENSOR_HOT_INLINE bool enter_interpreter_or_raise() noexcept {
     PyErr_SetString(PyExc_RuntimeError, sub_interpreter_message);
     return false;
 }
+
+/// enter_interpreter_or_raise() behind a call: for entries where its inlined code costs more than the call
+/// (in pybind11's constructors with an owner it stopped the optimizer from inlining tensor_handle::create(),
+/// +80 instructions a return).
+DLTENSOR_NOINLINE inline bool enter_interpreter_or_raise_out_of_line() noexcept { return enter_interpreter_or_raise(); }
 
 namespace detail {
 template <typename T> struct process_slot {
