@@ -52,15 +52,22 @@ class Refusal:
         self.convert = record.get("convert")
         self.writable = record.get("writable")
         self.when = record.get("when", 0)
-        # "...@parameter type@return type@..." (dltensor/bindings/signature.h) where the backend names both forms
-        text = record["signature"]
-        m = re.fullmatch(r"([^@]*)@([^@]*)@([^@]*)@([^@]*)", text)
-        forms = [m.group(1) + m.group(2) + m.group(4), m.group(1) + m.group(3) + m.group(4)] if m else [text]
+        forms = _signature_forms(record["signature"])
         self.signature = forms[0]
         self.forms = tuple(dict.fromkeys(forms))
 
     def __repr__(self):
         return f"Refusal({self.type}: {self.explanation})"
+
+
+def _signature_forms(text: str) -> list:
+    """The parameter's and the return's form of a signature text that holds both ("shared@parameter@return@"
+    per difference, then what follows: dltensor/bindings/signature.h), else the text alone."""
+    parts = text.split("@")
+    if len(parts) == 1 or len(parts) % 3 != 1:
+        return [text]
+    shared, parameter, returned = parts[0::3], parts[1::3], parts[2::3]
+    return [shared[0] + "".join(own + after for own, after in zip(side, shared[1:])) for side in (parameter, returned)]
 
 
 def _readers():

@@ -5,7 +5,7 @@
 namespace py = pybind11;
 #  define CUDA_CONTAINERS_MODULE(m) PYBIND11_MODULE(cuda_containers_pybind11, m)
 #else
-#  include <dltensor/nanobind.h>
+// nanobind's container casters before dltensor's header (tests/test_seams.cpp includes them after it).
 #  include <nanobind/stl/array.h>
 #  include <nanobind/stl/list.h>
 #  include <nanobind/stl/map.h>
@@ -13,6 +13,7 @@ namespace py = pybind11;
 #  include <nanobind/stl/string.h>
 #  include <nanobind/stl/unordered_map.h>
 #  include <nanobind/stl/vector.h>
+#  include <dltensor/nanobind.h>
 namespace py = nanobind;
 #  define CUDA_CONTAINERS_MODULE(m) NB_MODULE(cuda_containers_nanobind, m)
 #endif

@@ -23,15 +23,9 @@
 #endif
 // clang-format on
 
-#include <array>
-#include <list>
-#include <map>
 #include <new>
-#include <optional>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
-#include <vector>
 
 #include "bindings/allocation.h"
 #include "bindings/array_t_members.h"
@@ -135,6 +129,48 @@ template <typename T> struct dltensor_kind<T, enable_if_t<T::is_order>> {
 };
 template <typename T> using dltensor_kind_of = dltensor_kind<T>;  // the one-parameter form annotations_unique takes
 
+/// What a `dltensor` holds beside its `nb::ndarray` (not a template: dltensor_load fills it for every type).
+struct dltensor_state {
+    dltensor_state() = default;
+    dltensor_state(PyObject *owner, bool owner_known) noexcept : m_owner(owner), m_owner_known(owner_known) { }
+    // Copied member by member: a base's default copy is a byte copy of its 33 bytes (`rep movsb` under -Os).
+    dltensor_state(const dltensor_state &o) noexcept
+        : m_stream(o.m_stream), m_source(o.m_source), m_source_framework(o.m_source_framework),
+          m_return_framework(o.m_return_framework), m_owner(o.m_owner), m_owner_known(o.m_owner_known) { }
+    dltensor_state &operator=(const dltensor_state &o) noexcept {
+        set(o.m_stream, o.m_source, o.m_source_framework, o.m_owner);
+        m_return_framework = o.m_return_framework;
+        m_owner_known = o.m_owner_known;
+        return *this;
+    }
+    /// An imported tensor's: its stream, source and owner.
+    void set(void *stream, PyObject *source, int source_framework, PyObject *owner) noexcept {
+        m_stream = stream;
+        m_source = source;
+        m_source_framework = source_framework;
+        m_return_framework = 0;
+        m_owner = owner;
+        m_owner_known = true;
+    }
+
+    void *m_stream = nullptr;  ///< See dltensor::stream().
+    /// The Python object the tensor was imported from (borrowed: the owner keeps it alive), returned for
+    /// the tensor as nanobind returns its importer's source (`f(x) is x`); NULL when C++ made the tensor.
+    PyObject *m_source = nullptr;
+    int m_source_framework = 0;  ///< `m_source`'s framework (frameworks/ numbers).
+    /// The framework to return in when the annotation names none (return_like(), empty_like(): the
+    /// followed tensor's source framework); 0: none to follow.
+    int m_return_framework = 0;
+    /// The Python object that keeps the memory alive (imported, allocated, or given one), borrowed: the
+    /// nanobind handle holds a reference to it. NULL: none (static memory). What a NumPy array made of the
+    /// tensor takes as its base, and what an export holds instead of the nanobind handle.
+    PyObject *m_owner = nullptr;
+    /// False for a tensor adopted from a plain `nb::ndarray` or handle: only nanobind knows whether that
+    /// handle has an owner (`m_owner` is then NULL, meaning unknown), so the automatic policies ask nanobind's
+    /// export.
+    bool m_owner_known = true;
+};
+
 NAMESPACE_END(detail)
 
 /// `py::paddle`: returns a `paddle.Tensor` (nanobind has no tag for PaddlePaddle).
@@ -143,7 +179,8 @@ using paddle = detail::dltensor_framework_tag<dlt::framework_tags::paddle>;
 template <typename... Args>
 class dltensor : public ndarray<Args...>,
                  public dlt::array_t_members<dltensor<Args...>, typename ndarray<Args...>::Scalar,
-                                             ndarray<Args...>::Config::N, ndarray<Args...>::ReadOnly, handle> {
+                                             ndarray<Args...>::Config::N, ndarray<Args...>::ReadOnly, handle>,
+                 private detail::dltensor_state {
     static_assert(dlt::annotations_unique<detail::dltensor_kind_of, Args...>(), DLTENSOR_ANNOTATIONS_UNIQUE_MESSAGE);
     // nanobind takes every arithmetic type as a dtype; dltensor only those DLPack has (not long double).
     static_assert(
@@ -172,7 +209,7 @@ public:
     dltensor &operator=(dltensor &&) noexcept = default;
 
     /// Wraps an existing nanobind handle (as `nb::ndarray`'s handle constructor).
-    explicit dltensor(detail::ndarray_handle *handle) : base(handle), m_owner_known(false) { }
+    explicit dltensor(detail::ndarray_handle *handle) : base(handle), detail::dltensor_state(nullptr, false) { }
 
     /// A view of memory that C++ provides, as `nb::ndarray`'s constructors. `owner` keeps it alive;
     /// `nb::handle()` says that the memory outlives the tensor (static data), and the `automatic` return
@@ -182,7 +219,7 @@ public:
              dlpack::dtype dtype = nanobind::dtype<Scalar>(), int device_type = base::DeviceType, int device_id = 0,
              char order = base::Order, uint64_t byte_offset = 0)
         : base(data, ndim, shape, owner, strides, dtype, device_type, device_id, order, byte_offset),
-          m_owner(owner.ptr()) { }
+          detail::dltensor_state(owner.ptr(), true) { }
 
     dltensor(VoidPtr data, std::initializer_list<size_t> shape, handle owner,
              std::initializer_list<dlt::element_stride> strides = {}, dlpack::dtype dtype = nanobind::dtype<Scalar>(),
@@ -206,13 +243,11 @@ public:
     /// Adopts another `dltensor`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
     template <typename... Args2>
     explicit dltensor(const dltensor<Args2...> &other)
-        : base(other.handle()), m_stream(other.m_stream), m_source(other.m_source),
-          m_source_framework(other.m_source_framework), m_return_framework(other.m_return_framework),
-          m_owner(other.m_owner), m_owner_known(other.m_owner_known) { }
+        : base(other.handle()), detail::dltensor_state(static_cast<const detail::dltensor_state &>(other)) { }
 
     /// Adopts any `nb::ndarray`'s tensor (no checks, as `nb::ndarray`'s converting constructor).
     template <typename... Args2>
-    explicit dltensor(const ndarray<Args2...> &other) : base(other.handle()), m_owner_known(false) { }
+    explicit dltensor(const ndarray<Args2...> &other) : base(other.handle()), detail::dltensor_state(nullptr, false) { }
 
     /// pybind11's `py::array_t<T, flags> a(obj)`: binds `obj` with a parameter's rules, conversion allowed,
     /// as `py::cast<dltensor>(obj)` does, and raises as it does (a `TypeError` that says why).
@@ -263,23 +298,6 @@ private:
              char order, uint64_t byte_offset)
         : dltensor(data, shape.n, shape.v, owner, dlt::strides_array(strides, shape.n).get(), dtype, device_type,
                    device_id, order, byte_offset) { }
-
-    void *m_stream = nullptr;  ///< See stream().
-    /// The Python object the tensor was imported from (borrowed: the owner keeps it alive), returned for
-    /// the tensor as nanobind returns its importer's source (`f(x) is x`); NULL when C++ made the tensor.
-    PyObject *m_source = nullptr;
-    int m_source_framework = 0;  ///< `m_source`'s framework (frameworks/ numbers).
-    /// The framework to return in when the annotation names none (return_like(), empty_like(): the
-    /// followed tensor's source framework); 0: none to follow.
-    int m_return_framework = 0;
-    /// The Python object that keeps the memory alive (imported, allocated, or given one), borrowed: the
-    /// nanobind handle holds a reference to it. NULL: none (static memory). What a NumPy array made of the
-    /// tensor takes as its base, and what an export holds instead of the nanobind handle.
-    PyObject *m_owner = nullptr;
-    /// False for a tensor adopted from a plain `nb::ndarray` or handle: only nanobind knows whether that
-    /// handle has an owner (`m_owner` is then NULL, meaning unknown), so the automatic policies ask nanobind's
-    /// export.
-    bool m_owner_known = true;
 };
 
 NAMESPACE_BEGIN(detail)
@@ -368,6 +386,48 @@ inline dltensor_import_result dltensor_import(handle src, uint32_t flags, const 
     return dltensor_import_result::tensor;
 }
 
+/// The tag of the one non-template loader below.
+struct dltensor_load { };
+
+/// What every tensor caster's from_python() does after its framework check (not a template: one for all
+/// annotation sets): imports `src` under `r` and rebuilds the caster's value over it, the nb::ndarray's
+/// fields `h` and `dl` (a type_caster, hence a friend of nb::ndarray) and the dltensor's `st`.
+template <> struct type_caster<dltensor_load> {
+    static bool load(handle src, uint32_t flags, cleanup_list *cleanup, const dlt::requirements &r, const char *name,
+                     ndarray_handle *&h, dlpack::dltensor &dl, dltensor_state &st,
+                     dlt::consumed_argument &consumed) noexcept {
+        dlt::imported im;
+        const dltensor_import_result res = dltensor_import(src, flags, r, name, im);
+        if (res == dltensor_import_result::refused) return false;
+        ndarray<> former;  // the value's former handle, released on return
+        former.m_handle = h;
+        if (res == dltensor_import_result::none) {  // None: an empty tensor
+            h = nullptr;
+            st.set(nullptr, nullptr, 0, nullptr);
+            return true;
+        }
+        // NULL strides (DLPack < 1.2) mean C order; nanobind derives them from 'C'.
+        if (r.read_only) make<ndarray<ro>>(im, h, dl);
+        else make<ndarray<>>(im, h, dl);
+        st.set(im.stream, im.source, im.source_framework, im.owner.get());
+        consumed.note(im.consumed, st.m_owner);
+        // Another object's tensor (a converted copy, a raw capsule's): kept until after the return's cast,
+        // which may copy from it after a by-value parameter dropped it.
+        if (im.source != src.ptr() && cleanup) cleanup->append(im.owner.release());
+        return true;
+    }
+    /// A nanobind handle over the imported tensor, made by `Nd`'s constructor, in `h` and `dl`.
+    template <typename Nd> static void make(const dlt::imported &im, ndarray_handle *&h,
+                                            dlpack::dltensor &dl) noexcept {
+        const dlt::dlpack::Tensor &t = im.tensor;
+        alignas(Nd) unsigned char mem[sizeof(Nd)];
+        Nd *made = new (mem) Nd(t.data, (size_t) t.ndim, dltensor_extents_of(t), handle(im.owner.get()), t.strides,
+                                nanobind_dtype(t.dtype), t.device.device_type, t.device.device_id, 'C', t.byte_offset);
+        dl = made->m_dltensor;  // not destroyed: `h` holds its reference
+        h = made->m_handle;
+    }
+};
+
 template <typename... Args> struct type_caster<dltensor<Args...>> {
     using Config = typename dltensor<Args...>::Config;
     using Scalar = typename Config::Scalar;
@@ -421,31 +481,8 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                 return false;
             }
         }
-        dlt::imported im;
-        const dltensor_import_result r = dltensor_import(src, flags, requirements, Name.text, im);
-        if (r != dltensor_import_result::tensor) {
-            if (r == dltensor_import_result::refused) return false;
-            value.~Value();  // None: an empty tensor (built in place, as below)
-            new (&value) Value();
-            return true;
-        }
-
-        const dlt::dlpack::Tensor &t = im.tensor;
-        // Built in place of the old value (destroyed first, releasing any handle it held): a move would copy
-        // the 48-byte view once more (a `rep movs` under -Os). NULL strides (DLPack < 1.2) mean C order; nanobind derives them from 'C'.
-        value.~Value();
-        new (&value) Value((typename Value::VoidPtr) t.data, (size_t) t.ndim, dltensor_extents_of(t),
-                           handle(im.owner.get()), t.strides, detail::nanobind_dtype(t.dtype), t.device.device_type,
-                           t.device.device_id, 'C', t.byte_offset);
-        value.m_stream = im.stream;
-        value.m_source = im.source;
-        value.m_source_framework = im.source_framework;
-        value.m_owner = im.owner.get();  // the nanobind handle holds its own reference
-        m_consumed.note(im.consumed, value.m_owner);
-        // Another object's tensor (a converted copy, a raw capsule's): kept until after the return's cast,
-        // which may copy from it after a by-value parameter dropped it.
-        if (im.source != src.ptr() && cleanup) cleanup->append(im.owner.release());
-        return true;
+        return type_caster<dltensor_load>::load(src, flags, cleanup, requirements, Name.text, value.m_handle,
+                                                value.m_dltensor, value, m_consumed);
     }
 
     /// The return, under the policies of return_policy.h (shared with the pybind11 backend), exported over
@@ -482,12 +519,19 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
 };
 
 // Containers of tensors. A raw capsule that an element consumed is handed back when the container does
-// not go to the call (capsule_import.h: consumed_capsules). nanobind's casters for the containers come
-// from the nanobind/stl header the extension includes; declared here so that either order works.
+// not go to the call (capsule_import.h: consumed_capsules). nanobind's container casters (its nanobind/stl
+// headers) are specialized for tensor entries, so that this header names no container and either include
+// order works.
 template <typename List, typename Entry> struct list_caster;
 template <typename Array, typename Entry, size_t Size> struct array_caster;
 template <typename Optional, typename T> struct optional_caster;
 template <typename Dict, typename Key, typename Val> struct dict_caster;
+
+/// A tensor as a container's entry: its caster is the tensor's, and its conversion gives the tensor.
+template <typename... A> struct dltensor_entry { };
+template <typename... A> struct type_caster<dltensor_entry<A...>> : type_caster<dltensor<A...>> {
+    template <typename T_> using Cast = dltensor<A...> &&;
+};
 
 /// nanobind's caster `Base` for `Container`, whose conversions to the parameter mark the value taken.
 template <typename Container, typename Base> struct dltensor_container_caster : Base {
@@ -512,31 +556,17 @@ template <typename Container, typename Base> struct dltensor_container_caster : 
     dlt::detail::consumed_capsules m_consumed;
 };
 
-template <typename... A, typename Alloc>
-struct type_caster<std::vector<dltensor<A...>, Alloc>>
-    : dltensor_container_caster<std::vector<dltensor<A...>, Alloc>,
-                                list_caster<std::vector<dltensor<A...>, Alloc>, dltensor<A...>>> { };
-template <typename... A, typename Alloc>
-struct type_caster<std::list<dltensor<A...>, Alloc>>
-    : dltensor_container_caster<std::list<dltensor<A...>, Alloc>,
-                                list_caster<std::list<dltensor<A...>, Alloc>, dltensor<A...>>> { };
-template <typename... A, size_t Size>
-struct type_caster<std::array<dltensor<A...>, Size>>
-    : dltensor_container_caster<std::array<dltensor<A...>, Size>,
-                                array_caster<std::array<dltensor<A...>, Size>, dltensor<A...>, Size>> { };
-template <typename... A>
-struct type_caster<std::optional<dltensor<A...>>>
-    : dltensor_container_caster<std::optional<dltensor<A...>>,
-                                optional_caster<std::optional<dltensor<A...>>, dltensor<A...>>> { };
-template <typename Key, typename... A, typename Compare, typename Alloc>
-struct type_caster<std::map<Key, dltensor<A...>, Compare, Alloc>>
-    : dltensor_container_caster<std::map<Key, dltensor<A...>, Compare, Alloc>,
-                                dict_caster<std::map<Key, dltensor<A...>, Compare, Alloc>, Key, dltensor<A...>>> { };
-template <typename Key, typename... A, typename Hash, typename Equal>  // the shape of nanobind's own
-struct type_caster<std::unordered_map<Key, dltensor<A...>, Hash, Equal>>
-    : dltensor_container_caster<
-          std::unordered_map<Key, dltensor<A...>, Hash, Equal>,
-          dict_caster<std::unordered_map<Key, dltensor<A...>, Hash, Equal>, Key, dltensor<A...>>> { };
+template <typename List, typename... A>
+struct list_caster<List, dltensor<A...>> : dltensor_container_caster<List, list_caster<List, dltensor_entry<A...>>> { };
+template <typename Array, typename... A, size_t Size>
+struct array_caster<Array, dltensor<A...>, Size>
+    : dltensor_container_caster<Array, array_caster<Array, dltensor_entry<A...>, Size>> { };
+template <typename Optional, typename... A>
+struct optional_caster<Optional, dltensor<A...>>
+    : dltensor_container_caster<Optional, optional_caster<Optional, dltensor_entry<A...>>> { };
+template <typename Dict, typename Key, typename... A>
+struct dict_caster<Dict, Key, dltensor<A...>>
+    : dltensor_container_caster<Dict, dict_caster<Dict, Key, dltensor_entry<A...>>> { };
 
 template <typename... Args> class dltensor_object : public object {
 public:

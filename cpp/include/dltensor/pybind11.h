@@ -223,6 +223,33 @@ DLTENSOR_COLD inline bool dltensor_refusal(handle src, const char *signature) no
     return true;
 }
 
+/// What every caster's load() does after its framework check (not a template: one for all annotation
+/// sets): a new handle over `src` imported under `r`, or NULL (refused, `other_framework` included; the
+/// refusal kept, or thrown as error_already_set when a Python error is to be raised). `signature`: the
+/// parameter's signature text; `consumed`, `converted`: the caster's records.
+inline dlt::tensor_handle *dltensor_load(handle src, bool convert, bool other_framework, const dlt::requirements &r,
+                                         const char *signature, dlt::consumed_argument &consumed,
+                                         dlt::converted_argument &converted) {
+    dlt::imported im;
+    if (other_framework || !dlt::import_tensor(src.ptr(), r, convert, im)) {
+        if (!dltensor_refusal(src, signature)) throw error_already_set();
+        return nullptr;
+    }
+    // The handle takes its own reference to the owner; `im` drops the importer's.
+    dlt::tensor_handle *h = dlt::tensor_handle::create_inline(im.tensor, im.owner.get(), r.read_only, im.stream);
+    if (!h) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    h->set_source(im.source, im.source_framework);
+    consumed.note(im.consumed, h->owner());
+    // Another object's tensor (a converted copy, a raw capsule's): the caster keeps its owner, and so the
+    // tensor, until pybind11 destroys the call's casters, after the return's cast (a by-value parameter
+    // is moved out of the caster and dropped before that); a reference_internal return finds it here.
+    if (im.source != src.ptr()) dlt::remember_converted_argument(converted, src.ptr(), im.owner.get());
+    return h;
+}
+
 template <typename... Args> class type_caster<pybind11::dltensor<Args...>> {
 public:
     using Value = pybind11::dltensor<Args...>;
@@ -270,29 +297,14 @@ public:
     /// `.noconvert()` arguments.
     bool load(handle src, bool convert) {
         static_assert(Config::Framework::value != dlt::fw_memview, DLTENSOR_MEMVIEW_PARAMETER_MESSAGE);
-        dlt::imported im;
         // A framework annotation: without conversion only that framework's tensors (overloads by framework).
         bool other_framework = false;
         if constexpr (requirements.framework != 0)
             other_framework = !convert && !dlt::of_annotated_framework(src.ptr(), requirements);
-        if (other_framework || !dlt::import_tensor(src.ptr(), requirements, convert, im)) {
-            if (!dltensor_refusal(src, dltensor_signature<Config>::name.text)) throw error_already_set();
-            return false;
-        }
-        // The handle takes its own reference to the owner; `im` drops the importer's.
-        dlt::tensor_handle *h =
-            dlt::tensor_handle::create_inline(im.tensor, im.owner.get(), Value::ReadOnly, im.stream);
-        if (!h) {
-            PyErr_Clear();
-            return false;
-        }
-        h->set_source(im.source, im.source_framework);
+        dlt::tensor_handle *h = dltensor_load(src, convert, other_framework, requirements,
+                                              dltensor_signature<Config>::name.text, m_consumed, m_converted);
+        if (!h) return false;
         value = Value(h, true);
-        m_consumed.note(im.consumed, h->owner());
-        // Another object's tensor (a converted copy, a raw capsule's): the caster keeps its owner, and so the
-        // tensor, until pybind11 destroys the call's casters, after the return's cast (a by-value parameter
-        // is moved out of the caster and dropped before that); a reference_internal return finds it here.
-        if (im.source != src.ptr()) dlt::remember_converted_argument(m_converted, src.ptr(), im.owner.get());
         return true;
     }
 

@@ -18,7 +18,8 @@
 //   the argument it was imported from (`f(x) is x`) or a tensor in the caller's framework (`empty_like()`,
 //   `return_like()`).
 // Where the binding library can name a type differently as parameter and return (nanobind >= 2.13,
-// pybind11 >= 3: "@parameter@return@", which their signatures resolve), the text holds both whole.
+// pybind11 >= 3: "@parameter@return@", which their signatures resolve), the text holds both: what they
+// share once, each difference in such a segment (a shorter text compiles faster into every signature).
 // Backend-independent: no binding library (the framework names come from frameworks/registry.h).
 #pragma once
 
@@ -44,6 +45,9 @@ struct signature_text {
     constexpr void put(char c) {
         if (len < capacity - 1) s[len++] = c;
     }
+    constexpr void put(const signature_text &o) {
+        for (size_t i = 0; i < o.len; ++i) put(o.s[i]);
+    }
     constexpr void put_uint(uint64_t v) {
         char buf[24] = {};
         int n = 0;
@@ -55,26 +59,67 @@ struct signature_text {
     }
 };
 
+/// The signature text of a parameter or return with requirements `r` (its annotations: requirements.h) and
+/// framework annotation `framework` (its number: `array_api` too, which `r` leaves out): as a parameter, or
+/// (`both`) with what the two forms share once and each difference as "@parameter@return@", which the
+/// binding library resolves where the text is used.
+enum class signature_role { parameter, both };
+
 namespace detail {
 
-/// The framework's type (frameworks/: NumPy's names the dtype); false (nothing put) for none, `memview`
-/// and `array_api`.
-constexpr bool put_framework_type(signature_text &t, const requirements &r, int framework) {
+/// Writes the parameter's form, or both forms merged (`both`): a text that both forms share goes out once;
+/// differing texts wait until the forms meet again, then go out as "@parameter@return@".
+struct signature_writer {
+    signature_text &t;
+    signature_role role;
+    signature_text param = {}, ret = {};  // the differing texts not yet written
+
+    constexpr void put(const char *common) {
+        flush();
+        t.put(common);
+    }
+    constexpr void put(char common) {
+        flush();
+        t.put(common);
+    }
+    constexpr void put_uint(uint64_t common) {
+        flush();
+        t.put_uint(common);
+    }
+    /// The parameter's text `p` and the return's `q` at the same place.
+    constexpr void put(const char *p, const char *q) {
+        if (role == signature_role::parameter) return t.put(p);
+        if (same(p, q)) return put(p);
+        param.put(p);
+        ret.put(q);
+    }
+    constexpr void flush() {
+        if (!param.len && !ret.len) return;
+        t.put('@');
+        t.put(param);
+        t.put('@');
+        t.put(ret);
+        t.put('@');
+        param.len = ret.len = 0;
+    }
+    static constexpr bool same(const char *p, const char *q) {
+        while (*p && *p == *q) ++p, ++q;
+        return *p == *q;
+    }
+};
+
+/// The framework's type (frameworks/: NumPy's names the dtype); "" for none, `memview` and `array_api`.
+constexpr const char *parameter_type(const requirements &r, int framework) {
     const char *name = framework_stub_type(framework, r.dtype);
-    t.put(name);
-    return name[0] != '\0';
+    return name[0] ? name : r.read_only ? "dltensor.typing.ArrayLike" : "dltensor.typing.Array";
 }
 
-constexpr void put_parameter_type(signature_text &t, const requirements &r, int framework) {
-    if (!put_framework_type(t, r, framework))
-        t.put(r.read_only ? "dltensor.typing.ArrayLike" : "dltensor.typing.Array");
-}
-
-constexpr void put_return_type(signature_text &t, const requirements &r, int framework) {
-    if (put_framework_type(t, r, framework)) return;
-    t.put(framework == fw_memview     ? "memoryview"
-          : framework == fw_array_api ? "dltensor.Tensor"
-                                      : "dltensor.typing.DLPackArray");
+constexpr const char *return_type(const requirements &r, int framework) {
+    const char *name = framework_stub_type(framework, r.dtype);
+    return name[0]                     ? name
+           : framework == fw_memview   ? "memoryview"
+           : framework == fw_array_api ? "dltensor.Tensor"
+                                       : "dltensor.typing.DLPackArray";
 }
 
 /// Whether the framework's type names the dtype (it changes with it: NumPy's `NDArray[numpy.float32]`).
@@ -96,77 +141,65 @@ constexpr dict_keys keys_of(const requirements &r, int framework, bool parameter
             r.read_only && !type_says_writability};
 }
 
-/// `, dict(dtype='float32', shape=(None, 3), order='C', device='cpu', writable=False)]`, the keys `k` only.
-constexpr void put_annotations(signature_text &t, const requirements &r, dict_keys k) {
+/// `typing.Annotated[<type>, dict(dtype='float32', shape=(None, 3), order='C', device='cpu', writable=False)]`,
+/// the keys its form names only (keys_of()), or the type alone where the dict would name nothing. Only
+/// the leading `typing.Annotated[`, the type and `writable=False` differ between the forms.
+constexpr void put_annotated(signature_writer &w, const requirements &r, int framework) {
+    const dict_keys kp = keys_of(r, framework, true), kr = keys_of(r, framework, false);
+    w.put(kp.any() ? "typing.Annotated[" : "", kr.any() ? "typing.Annotated[" : "");
+    w.put(parameter_type(r, framework), return_type(r, framework));
     const char *sep = ", dict(";
     auto key = [&](const char *name) {
-        t.put(sep);
-        t.put(name);
+        w.put(sep);
+        w.put(name);
         sep = ", ";
     };
-    if (k.dtype) {
+    if (kp.dtype) {
         key("dtype='");
         const dlpack::DataType d = r.dtype;
-        if (is_float8_code(d.code)) t.put(small_float_name(d.code));  // float8_e4m3fn, ...
+        if (is_float8_code(d.code)) w.put(small_float_name(d.code));  // float8_e4m3fn, ...
         else {
-            t.put(d.code == dlpack::bool_     ? "bool"
+            w.put(d.code == dlpack::bool_     ? "bool"
                   : d.code == dlpack::int_    ? "int"
                   : d.code == dlpack::uint_   ? "uint"
                   : d.code == dlpack::float_  ? "float"
                   : d.code == dlpack::bfloat_ ? "bfloat"
                                               : "complex");
-            if (d.code != dlpack::bool_) t.put_uint(d.bits);
+            if (d.code != dlpack::bool_) w.put_uint(d.bits);
         }
-        t.put('\'');
+        w.put('\'');
     }
-    if (k.shape) {
+    if (kp.shape) {
         key("shape=(");
         for (int32_t i = 0; i < r.ndim; ++i) {
-            if (i) t.put(", ");
-            if (r.shape[i] < 0) t.put("None");
-            else t.put_uint((uint64_t) r.shape[i]);
+            if (i) w.put(", ");
+            if (r.shape[i] < 0) w.put("None");
+            else w.put_uint((uint64_t) r.shape[i]);
         }
-        t.put(r.ndim == 1 ? ",)" : ")");
+        w.put(r.ndim == 1 ? ",)" : ")");
     }
-    if (k.order) {
+    if (kp.order) {
         key("order='");
-        t.put(r.order);
-        t.put('\'');
+        w.put(r.order);
+        w.put('\'');
     }
-    if (k.device) {
+    if (kp.device) {
         key("device='");
-        t.put(dlpack::device_name(r.device_type));
-        t.put('\'');
+        w.put(dlpack::device_name(r.device_type));
+        w.put('\'');
     }
-    if (k.read_only) key("writable=False");
-    t.put(")]");
-}
-
-/// A parameter's or a return's text: `typing.Annotated[<type>, dict(...)]`, or the type alone where the
-/// dict would name nothing.
-constexpr void put_annotated(signature_text &t, const requirements &r, int framework, bool parameter) {
-    const dict_keys k = keys_of(r, framework, parameter);
-    if (k.any()) t.put("typing.Annotated[");
-    if (parameter) put_parameter_type(t, r, framework);
-    else put_return_type(t, r, framework);
-    if (k.any()) put_annotations(t, r, k);
+    w.put(kp.read_only ? sep : "", kr.read_only ? sep : "");
+    w.put(kp.read_only ? "writable=False" : "", kr.read_only ? "writable=False" : "");
+    w.put(kp.any() ? ")]" : "", kr.any() ? ")]" : "");
 }
 
 }  // namespace detail
 
-/// The signature text of a parameter or return with requirements `r` (its annotations: requirements.h) and
-/// framework annotation `framework` (its number: `array_api` too, which `r` leaves out): as a parameter, or
-/// (`both`) as "@parameter text@return text@", which the binding library resolves where the text is used.
-enum class signature_role { parameter, both };
 constexpr signature_text make_signature(const requirements &r, int framework, signature_role role) {
     signature_text t;
-    if (role == signature_role::both) t.put('@');
-    detail::put_annotated(t, r, framework, true);
-    if (role == signature_role::both) {
-        t.put('@');
-        detail::put_annotated(t, r, framework, false);
-        t.put('@');
-    }
+    detail::signature_writer w{t, role};
+    detail::put_annotated(w, r, framework);
+    w.flush();
     return t;
 }
 

@@ -139,14 +139,22 @@ inline void register_refusal_reader() noexcept { (void) process_state<refusal_re
 /// shows a `.noconvert()` argument in its return form). Refusal path only; needs the GIL.
 DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept;
 
-/// The parameter's form of a signature text: "...@parameter@return@..." (signature.h) without the return's
-/// part, or the whole text when it has no such part.
+/// The parameter's form of a signature text: each "@parameter@return@" segment (signature.h) without the
+/// return's part; the whole text where a segment is not closed.
 DLTENSOR_MESSAGE_PATH std::string parameter_form(const char *signature) {
-    const char *a = std::strchr(signature, '@');
-    const char *b = a ? std::strchr(a + 1, '@') : nullptr;
-    const char *c = b ? std::strchr(b + 1, '@') : nullptr;
-    if (!c) return signature;
-    return std::string(signature, a) + std::string(a + 1, b) + std::string(c + 1);
+    std::string form;
+    for (const char *a = signature; *a; ++a) {
+        if (*a != '@') {
+            form += *a;
+            continue;
+        }
+        const char *b = std::strchr(a + 1, '@');
+        const char *c = b ? std::strchr(b + 1, '@') : nullptr;
+        if (!c) return signature;
+        form.append(a + 1, b);
+        a = c;
+    }
+    return form;
 }
 
 /// "cannot convert <type of src> to <signature>: <why>", the message of a failed in-body conversion
