@@ -372,10 +372,9 @@ DLTENSOR_COLD inline void dltensor_refusal(handle src, uint32_t flags, const cha
 /// What an import in from_python() gave: see dltensor_import().
 enum class dltensor_import_result { refused, none, tensor };
 
-/// The part of every caster's from_python() that does not depend on the annotations (not a template: one
-/// for all annotation sets, so that each parameter type compiles only its value's construction): `none`
-/// when `src` is None and the parameter accepts it, `tensor` when `im` holds an imported tensor that meets
-/// `r`, `refused` (the refusal recorded or raised, see dltensor_refusal()) otherwise.
+/// The loader's import (type_caster<dltensor_load> below): `none` when `src` is None and the parameter
+/// accepts it, `tensor` when `im` holds an imported tensor that meets `r`, `refused` (the refusal recorded
+/// or raised, see dltensor_refusal()) otherwise.
 inline dltensor_import_result dltensor_import(handle src, uint32_t flags, const dlt::requirements &r, const char *name,
                                               dlt::imported &im) noexcept {
     if (src.is_none() && (flags & (uint32_t) cast_flags::accepts_none)) return dltensor_import_result::none;

@@ -108,12 +108,13 @@ struct signature_writer {
     }
 };
 
-/// The framework's type (frameworks/: NumPy's names the dtype); "" for none, `memview` and `array_api`.
+/// A parameter's type: its framework's (frameworks/: NumPy's names the dtype), else `Array` or `ArrayLike`.
 constexpr const char *parameter_type(const requirements &r, int framework) {
     const char *name = framework_stub_type(framework, r.dtype);
     return name[0] ? name : r.read_only ? "dltensor.typing.ArrayLike" : "dltensor.typing.Array";
 }
 
+/// A return's type: its framework's, else `memoryview`, `dltensor.Tensor` or `DLPackArray`.
 constexpr const char *return_type(const requirements &r, int framework) {
     const char *name = framework_stub_type(framework, r.dtype);
     return name[0]                     ? name
