@@ -57,6 +57,28 @@ def test_cmake_target_compiles_the_core_once_and_the_module_only_its_declaration
     assert levels and levels[-1] == ("-O0" if SANITIZE else "-O2"), core[0]
 
 
+def test_cmake_target_compiles_the_nanobind_part_once_and_nanobind_modules_only_its_declarations():
+    # The nanobind backend's functions that are no template (config.h: DLTENSOR_NANOBIND_PART): the package
+    # compiles src/nanobind.cpp once per nanobind library (the test build has one, nanobind-static) and the
+    # nanobind module's sources with DLTENSOR_NANOBIND_LIBRARY; the pybind11 module has no part of it.
+    ninja = pytest.importorskip("ninja")
+    commands = subprocess.run([str(Path(ninja.BIN_DIR) / "ninja"), "-C", str(TEST_BUILD), "-t", "commands"],
+                              capture_output=True, text=True, check=True).stdout.splitlines()
+    part = [c for c in commands if " -c " in c and "/src/nanobind.cpp" in c]
+    assert len(part) == 1 and str(REPO / "cpp" / "src" / "nanobind.cpp") in part[0], part
+    assert "-DDLTENSOR_CORE_LIBRARY" in part[0] and "-ffunction-sections" in part[0], part[0]
+    compiles = [c for c in commands if " -c " in c]
+    nanobind = [c for c in compiles if "CMakeFiles/dltensor_test_nanobind.dir" in c]
+    pybind11 = [c for c in compiles if "CMakeFiles/dltensor_test_pybind11.dir" in c]
+    assert nanobind and all("-DDLTENSOR_NANOBIND_LIBRARY" in c for c in nanobind), nanobind
+    assert pybind11 and not any("DLTENSOR_NANOBIND" in c for c in pybind11), pybind11
+    # The module's objects call the loader; none defines it (its body is the library's).
+    objects = sorted((TEST_BUILD / "CMakeFiles" / "dltensor_test_nanobind.dir").rglob("*.o"))
+    symbols = subprocess.run(["nm", "-C", *map(str, objects)], capture_output=True, text=True, check=True).stdout
+    loader = [line for line in symbols.splitlines() if "type_caster<nanobind::detail::dltensor_untyped, int>::load(" in line]
+    assert loader and all(line.split()[0] == "U" for line in loader), loader
+
+
 def test_core_library_holds_no_initial_image_of_the_refusal_ring(tmp_path):
     # The per-thread refusal ring (refusal_log.h, 32 records) is zero bits until written: thread-local
     # .tbss, which costs a module file nothing, not a 14 KB .tdata image.

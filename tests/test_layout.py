@@ -115,7 +115,7 @@ LAYERS = {
     "core": {"tensor", "python", "core", "frameworks"},
     "frameworks": {"tensor", "python", "core", "frameworks"},
     "bindings": {"tensor", "python", "core", "frameworks", "bindings"},
-    "": {"tensor", "python", "core", "frameworks", "bindings"},
+    "": {"tensor", "python", "core", "frameworks", "bindings", ""},  # "": nanobind.h and its bodies
 }
 ENTRY_HEADERS = ["nanobind.h", "pybind11.h"]
 
@@ -127,7 +127,8 @@ def includes(h: Path) -> list:
 
 
 def test_the_top_of_the_include_folder_holds_only_the_entry_headers():
-    assert sorted(p.name for p in HEADERS.iterdir() if p.is_file()) == ENTRY_HEADERS
+    # and the nanobind backend's bodies that are no template (config.h: DLTENSOR_NANOBIND_PART)
+    assert sorted(p.name for p in HEADERS.iterdir() if p.is_file()) == sorted(ENTRY_HEADERS + ["nanobind-inl.h"])
     assert sorted(p.name for p in HEADERS.iterdir() if p.is_dir()) == sorted(k for k in LAYERS if k)
 
 
@@ -156,7 +157,7 @@ def test_bodies_are_compiled_only_where_the_build_mode_says():
     header, all listed in core/core-inl.h (the process-wide state's in python/process_wide-inl.h), which
     src/core.cpp includes, and the entry headers include under the build mode's macro. No other header
     asks the build mode, and only bodies include bodies."""
-    bodies = {h.relative_to(HEADERS).as_posix() for h in HEADERS.rglob("*-inl.h")} - set(BODY_LISTS)
+    bodies = {h.relative_to(HEADERS).as_posix() for h in HEADERS.rglob("*-inl.h")} - set(BODY_LISTS) - {"nanobind-inl.h"}
     assert bodies and set(includes(HEADERS / "core" / "core-inl.h")) == bodies
     for name in ENTRY_HEADERS:
         text = (HEADERS / name).read_text()
@@ -166,11 +167,19 @@ def test_bodies_are_compiled_only_where_the_build_mode_says():
         rel = h.relative_to(HEADERS).as_posix()
         if rel in ENTRY_HEADERS or rel == "tensor/config.h":
             continue
-        assert not re.search(r"DLTENSOR_CORE_DEFINITIONS|DLTENSOR_PROCESS_WIDE_BODIES", code(h)), rel
+        assert not re.search(r"DLTENSOR_CORE_DEFINITIONS|DLTENSOR_PROCESS_WIDE_BODIES|DLTENSOR_NANOBIND_DEFINITIONS",
+                             code(h)), rel
         if not rel.endswith("-inl.h"):
             assert not [i for i in includes(h) if i.endswith("-inl.h")], f"{rel} includes bodies"
     core = (HEADERS.parent.parent / "src" / "core.cpp").read_text()
     assert re.findall(r"^#include <dltensor/(.+)>", core, re.M) == sorted(BODY_LISTS, reverse=True)
+    # The nanobind backend's bodies: in nanobind.h's units, or once in the library of src/nanobind.cpp.
+    assert re.search(r'^#if DLTENSOR_NANOBIND_DEFINITIONS\n#\s*include "nanobind-inl.h"\n#endif$',
+                     (HEADERS / "nanobind.h").read_text(), re.M)
+    assert "nanobind-inl.h" not in (HEADERS / "pybind11.h").read_text()
+    part = (HEADERS.parent.parent / "src" / "nanobind.cpp").read_text()
+    assert re.findall(r"^#\s*(?:include|define) (\S+)", part, re.M) == ["DLTENSOR_NANOBIND_LIBRARY_BUILD",
+                                                                          "<dltensor/nanobind.h>"]
 
 
 def test_header_names_are_unique_across_the_folders():
@@ -181,9 +190,9 @@ def test_header_names_are_unique_across_the_folders():
 
 
 def test_the_core_source_lives_outside_the_include_folder():
-    source = HEADERS.parent.parent / "src" / "core.cpp"
-    assert source.is_file() and not list(HEADERS.rglob("*.cpp"))
-    assert re.findall(r"^#include <dltensor/(\w+)/", source.read_text(), re.M)
+    sources = [HEADERS.parent.parent / "src" / name for name in ("core.cpp", "nanobind.cpp")]
+    assert all(s.is_file() for s in sources) and not list(HEADERS.rglob("*.cpp"))
+    assert re.findall(r"^#include <dltensor/(\w+)/", sources[0].read_text(), re.M)
 
 
 def test_tests_folder_holds_tests_and_their_helpers_only():

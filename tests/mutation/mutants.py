@@ -262,12 +262,12 @@ MUTANTS = [
            "            shape[i] = (int64_t) a->dimensions[i];",
            "a NumPy stride that is no whole number of elements is truncated to one",
            t(IMPORT, "test_numpy_strides_that_are_not_whole_elements_read_the_right_values")),
-    Mutant("nanobind_numpy_return_keeps_its_handle", "nanobind.h",
-           "    static void end(ndarray<> *kept) noexcept {\n"
-           "        kept->~ndarray<>();\n"
-           "        PyMem_Free(kept);\n"
-           "    }",
-           "    static void end(ndarray<> *kept) noexcept { PyMem_Free(kept); }",
+    Mutant("nanobind_numpy_return_keeps_its_handle", "nanobind-inl.h",
+           "DLTENSOR_NANOBIND_PART void handle_keeper::end(ndarray<> *kept) noexcept {\n"
+           "    kept->~ndarray<>();\n"
+           "    PyMem_Free(kept);\n"
+           "}",
+           "DLTENSOR_NANOBIND_PART void handle_keeper::end(ndarray<> *kept) noexcept { PyMem_Free(kept); }",
            "the capsule behind a nanobind backend's NumPy view of an adopted nb::ndarray frees its memory but "
            "never releases the nanobind handle (the owner leaks)",
            t(NDARRAY_COMPAT, "test_view_of_an_adopted_ndarray_keeps_its_owner_until_released")),
@@ -384,9 +384,9 @@ MUTANTS = [
            "buffer formats with an explicit byte order are read the wrong way round",
            t(BAD_INPUT, "test_big_endian_buffer_is_rejected_or_converted")),
     # ---- byte_offset and strides on both backends -------------------------------------------------------
-    Mutant("nanobind_import_drops_byte_offset", "nanobind.h",
-           "                                nanobind_dtype(t.dtype), t.device.device_type, t.device.device_id, 'C', t.byte_offset);",
-           "                                nanobind_dtype(t.dtype), t.device.device_type, t.device.device_id, 'C', 0);",
+    Mutant("nanobind_import_drops_byte_offset", "nanobind-inl.h",
+           "                            nanobind_dtype(t.dtype), t.device.device_type, t.device.device_id, 'C', t.byte_offset);",
+           "                            nanobind_dtype(t.dtype), t.device.device_type, t.device.device_id, 'C', 0);",
            "the nanobind caster builds its tensor without the byte_offset",
            t(IMPORT, "test_byte_offset_is_applied", "test_negative_strides")),
     Mutant("buffer_export_drops_byte_offset", "core/export.h",
@@ -422,9 +422,9 @@ MUTANTS = [
            "a tensor handle with more than one reference is never decremented: its owner is never released",
            t(EXPORT, "test_owner_is_released_exactly_once_after_the_last_reference")
            + t(OWNERSHIP, "test_kept_tensor_keeps_the_producer_alive")),
-    Mutant("keeper_not_made", "nanobind.h",
-           "        if (!owner) {",
-           "        if (false) {",
+    Mutant("keeper_not_made", "nanobind-inl.h",
+           "    if (!owner) {",
+           "    if (false) {",
            "nanobind: a returned view of an adopted nb::ndarray gets no owner: nothing keeps nanobind's handle alive",
            t(NDARRAY_COMPAT, "test_view_of_an_adopted_ndarray_keeps_its_owner_until_released")),
     Mutant("export_deleter_keeps_the_handle", "core/export.h",
@@ -667,7 +667,7 @@ MUTANTS = [
            "the refusal ring's slots start as default refusals: its 14 KB initial image is stored in every module file",
            t("tests/test_build.py", "test_core_library_holds_no_initial_image_of_the_refusal_ring")),
     # ---- the casters' refusal branches (nanobind.h, pybind11.h), one for all annotation sets ----------------
-    Mutant("nanobind_cast_refusal_only_logged", "nanobind.h",
+    Mutant("nanobind_cast_refusal_only_logged", "nanobind-inl.h",
            "    if (flags & (uint32_t) cast_flags::manual) dlt::set_refusal_type_error(src.ptr(), name);\n"
            "    else dlt::log_refusal(src.ptr(), name);",
            "    dlt::log_refusal(src.ptr(), name);",
@@ -680,14 +680,21 @@ MUTANTS = [
            "DLTENSOR_FRAMEWORK_TAG(pytorch, 2, \"torch.Tensor\")",
            "a framework's internals are parsed by every binding source built against the core library",
            t("tests/test_build.py", "test_a_module_source_parses_none_of_what_only_the_core_calls")),
-    Mutant("nanobind_none_not_accepted", "nanobind.h",
-           "    if (src.is_none() && (flags & (uint32_t) cast_flags::accepts_none)) return dltensor_import_result::none;",
-           "    if (false) return dltensor_import_result::none;",
+    Mutant("nanobind_none_not_accepted", "nanobind-inl.h",
+           "    const bool none = src.is_none() && (flags & (uint32_t) cast_flags::accepts_none);",
+           "    const bool none = false;",
            "a nanobind parameter declared .none() refuses None",
            t(SEAMS, "test_none_passes_through_a_none_parameter_as_none")),
-    Mutant("nanobind_refused_binds_as_none", "nanobind.h",
-           "        if (res == dltensor_import_result::refused) return false;",
-           "        if (res == dltensor_import_result::none) return false;",
+    Mutant("nanobind_refused_binds_as_none", "nanobind-inl.h",
+           "    if (!none && !dlt::import_tensor(src.ptr(), r, (flags & (uint32_t) cast_flags::convert) != 0, im)) {\n"
+           "        dltensor_refusal(src, flags, name);\n"
+           "        return false;\n"
+           "    }",
+           "    if (none) return false;\n"
+           "    if (!dlt::import_tensor(src.ptr(), r, (flags & (uint32_t) cast_flags::convert) != 0, im)) {\n"
+           "        dltensor_refusal(src, flags, name);\n"
+           "        return true;\n"
+           "    }",
            "a refused argument binds as an empty tensor (and None is refused where declared)",
            t(SEAMS, "test_none_passes_through_a_none_parameter_as_none")),
     Mutant("cast_error_without_why", "core/refusal_log-inl.h",
@@ -828,9 +835,9 @@ MUTANTS = [
            "        t.put(ret);\n        t.put('@');\n        t.put(param);",
            "a parameter's signature shows what the return says and the other way round (ArrayLike as a return)",
            t(STUBGEN, "test_parameter_stub_names_every_annotation")),
-    Mutant("nanobind_consumed_capsule_forgotten", "nanobind.h",
-           "        consumed.note(im.consumed, st.m_owner);",
-           "        consumed.note(nullptr, st.m_owner);",
+    Mutant("nanobind_consumed_capsule_forgotten", "nanobind-inl.h",
+           "    consumed.note(im.consumed, st.m_owner);",
+           "    consumed.note(nullptr, st.m_owner);",
            "nanobind: the caster forgets the raw capsule it consumed: one bound by a pass whose call does not "
            "go ahead stays consumed",
            t(SEAMS, "test_capsule_left_usable_when_the_call_does_not_go_ahead",
@@ -1179,14 +1186,9 @@ MUTANTS = [
            "return_like() and empty_like() follow nothing on the pybind11 backend: C++ memory returns as a "
            "dltensor.Tensor",
            t(TYPES, "test_return_like_exports_cpp_memory_in_the_callers_framework")),
-    Mutant("return_framework_ignored_nanobind", "nanobind.h",
-           "        const dlt::return_plan plan =\n"
-           "            dlt::plan_return(dlt::return_policy_of(policy), tensor.is_valid(), tensor.m_owner != nullptr,\n"
-           "                             Config::Framework::value ? (int) Config::Framework::value : tensor.m_return_framework,\n"
-           "                             tensor.m_source != nullptr, tensor.m_source_framework, parent != nullptr);",
-           "        const dlt::return_plan plan = dlt::plan_return(\n"
-           "            dlt::return_policy_of(policy), tensor.is_valid(), tensor.m_owner != nullptr, (int) Config::Framework::value,\n"
-           "            tensor.m_source != nullptr, tensor.m_source_framework, parent != nullptr);",
+    Mutant("return_framework_ignored_nanobind", "nanobind-inl.h",
+           "                                                   framework ? framework : st.m_return_framework,",
+           "                                                   framework,",
            "the nanobind backend ignores empty_like()/return_like() at the return: results are dltensor.Tensor",
            t(TYPES, "test_empty_like_answers_in_the_callers_framework")),
     Mutant("return_framework_ignored_pybind11", "pybind11.h",
@@ -1428,4 +1430,20 @@ MUTANTS = [
            "        if ((uintptr_t) args[i] == object) return \"argument \" + std::to_string(i);",
            "the TypeError names the argument before the refused one",
            t(EXPLAIN, "test_opted_in_function_names_the_refused_argument_in_its_type_error")),
+    # ---- the nanobind backend's functions that are no template, compiled once (config.h) ----------------
+    Mutant("nanobind_part_compiled_in_every_module", "tensor/config.h",
+           "#elif defined(DLTENSOR_NANOBIND_LIBRARY)\n"
+           "#  define DLTENSOR_NANOBIND_PART\n"
+           "#  define DLTENSOR_NANOBIND_DEFINITIONS 0",
+           "#elif defined(DLTENSOR_NANOBIND_LIBRARY)\n"
+           "#  define DLTENSOR_NANOBIND_PART inline\n"
+           "#  define DLTENSOR_NANOBIND_DEFINITIONS 1",
+           "a nanobind module's sources compile the loader and the return again, beside the library that has them",
+           t("tests/test_build.py",
+             "test_cmake_target_compiles_the_nanobind_part_once_and_nanobind_modules_only_its_declarations")),
+    Mutant("nanobind_return_drops_byte_offset", "nanobind-inl.h",
+           "    view.byte_offset = dl.byte_offset;",
+           "    view.byte_offset = 0;",
+           "the nanobind backend's return exports its tensor without the byte_offset",
+           t(EXPORT, "test_byte_offset_reaches_every_framework")),
 ]

@@ -323,108 +323,35 @@ inline const size_t *dltensor_extents_of(const dlt::dlpack::Tensor &t) noexcept 
 struct handle_keeper {
     static constexpr char name[] = "dltensor.nanobind_handle";
     /// Ends the capsule (dlt::owner_capsule's `End`): the nb::ndarray<> and its memory.
-    static void end(ndarray<> *kept) noexcept {
-        kept->~ndarray<>();
-        PyMem_Free(kept);
-    }
+    static void end(ndarray<> *kept) noexcept;
     /// The capsule, made on the Python heap (the GIL is held here and in the capsule's destructor): a new
     /// reference, or NULL with a Python error set.
-    static PyObject *capsule(ndarray_handle *handle) noexcept {
-        void *mem = PyMem_Malloc(sizeof(ndarray<>));
-        if (!mem) return PyErr_NoMemory();
-        auto *keep = new (mem) ndarray<>(handle);
-        PyObject *capsule = dlt::owner_capsule<ndarray<>, end, name>(keep);
-        if (!capsule) end(keep);
-        return capsule;
-    }
+    static PyObject *capsule(ndarray_handle *handle) noexcept;
 };
-
-/// The DLPack view of a valid nanobind ndarray (shape and strides borrowed from it).
-template <typename... Args> dlt::dlpack::Tensor dltensor_view_of(const ndarray<Args...> &t) noexcept {
-    dlt::dlpack::Tensor v{};
-    v.data = const_cast<void *>((const void *) t.data_handle());
-    v.device = {t.device_type(), t.device_id()};
-    v.ndim = (int32_t) t.ndim();
-    v.dtype = dltensor_dtype(t.dtype());
-    v.shape = const_cast<int64_t *>(t.shape_ptr());
-    v.strides = const_cast<int64_t *>(t.stride_ptr());
-    v.byte_offset = t.byte_offset();
-    return v;
-}
 
 /// What every caster's from_python() does when the import refused `src` (not a template: one for all
 /// annotation sets). `name`: the parameter's signature text.
-DLTENSOR_COLD inline void dltensor_refusal(handle src, uint32_t flags, const char *name) noexcept {
-    // nb::cast<T>(obj) in a function body: raise a TypeError that says why (nanobind raises a set Python
-    // error instead of std::bad_cast). Overload resolution passes no `manual` flag: the refusal is kept for
-    // dltensor.explain() instead.
-    if (dlt::has_pending_error()) {  // an interrupt in the producer's code: never a refusal
-        // nb::cast<T>(obj) raises it at once; overload resolution cannot (nanobind's casters do not raise):
-        // the interpreter raises it at its next check (producer_error.h).
-        if (flags & (uint32_t) cast_flags::manual) dlt::restore_pending_error();
-        else dlt::rearm_pending_error();
-        return;
-    }
-    if (flags & (uint32_t) cast_flags::manual) dlt::set_refusal_type_error(src.ptr(), name);
-    else dlt::log_refusal(src.ptr(), name);
-}
+DLTENSOR_CORE_COLD DLTENSOR_NANOBIND_PART void dltensor_refusal(handle src, uint32_t flags, const char *name) noexcept;
 
-/// What an import in from_python() gave: see dltensor_import().
-enum class dltensor_import_result { refused, none, tensor };
+/// The tag of the non-template part of every tensor caster below.
+struct dltensor_untyped { };
 
-/// The loader's import (type_caster<dltensor_load> below): `none` when `src` is None and the parameter
-/// accepts it, `tensor` when `im` holds an imported tensor that meets `r`, `refused` (the refusal recorded
-/// or raised, see dltensor_refusal()) otherwise.
-inline dltensor_import_result dltensor_import(handle src, uint32_t flags, const dlt::requirements &r, const char *name,
-                                              dlt::imported &im) noexcept {
-    if (src.is_none() && (flags & (uint32_t) cast_flags::accepts_none)) return dltensor_import_result::none;
-    if (!dlt::import_tensor(src.ptr(), r, (flags & (uint32_t) cast_flags::convert) != 0, im)) {
-        dltensor_refusal(src, flags, name);
-        return dltensor_import_result::refused;
-    }
-    return dltensor_import_result::tensor;
-}
-
-/// The tag of the one non-template loader below.
-struct dltensor_load { };
-
-/// What every tensor caster's from_python() does after its framework check (not a template: one for all
-/// annotation sets): imports `src` under `r` and rebuilds the caster's value over it, the nb::ndarray's
-/// fields `h` and `dl` (a type_caster, hence a friend of nb::ndarray) and the dltensor's `st`.
-template <> struct type_caster<dltensor_load> {
+/// What every tensor caster does apart from its types (not a template: one for all annotation sets; a
+/// type_caster, hence a friend of nb::ndarray).
+template <> struct type_caster<dltensor_untyped> {
+    /// from_python() after its framework check: imports `src` under `r` and rebuilds the caster's value over
+    /// it, the nb::ndarray's fields `h` and `dl` and the dltensor's `st`. `name`: the signature text.
     static bool load(handle src, uint32_t flags, cleanup_list *cleanup, const dlt::requirements &r, const char *name,
                      ndarray_handle *&h, dlpack::dltensor &dl, dltensor_state &st,
-                     dlt::consumed_argument &consumed) noexcept {
-        dlt::imported im;
-        const dltensor_import_result res = dltensor_import(src, flags, r, name, im);
-        if (res == dltensor_import_result::refused) return false;
-        ndarray<> former;  // the value's former handle, released on return
-        former.m_handle = h;
-        if (res == dltensor_import_result::none) {  // None: an empty tensor
-            h = nullptr;
-            st.set(nullptr, nullptr, 0, nullptr);
-            return true;
-        }
-        // NULL strides (DLPack < 1.2) mean C order; nanobind derives them from 'C'.
-        if (r.read_only) make<ndarray<ro>>(im, h, dl);
-        else make<ndarray<>>(im, h, dl);
-        st.set(im.stream, im.source, im.source_framework, im.owner.get());
-        consumed.note(im.consumed, st.m_owner);
-        // Another object's tensor (a converted copy, a raw capsule's): kept until after the return's cast,
-        // which may copy from it after a by-value parameter dropped it.
-        if (im.source != src.ptr() && cleanup) cleanup->append(im.owner.release());
-        return true;
-    }
+                     dlt::consumed_argument &consumed) noexcept;
+    /// from_cpp() but for a tensor adopted from a plain nb::ndarray: the return of the tensor `st`, `h`,
+    /// `dl` under the policies of return_policy.h (shared with the pybind11 backend), exported over a
+    /// `dlt::tensor_handle` that keeps the tensor's owner (else its nanobind handle) alive. `framework`:
+    /// the return type's framework annotation (0: none).
+    static handle from_cpp(const dltensor_state &st, ndarray_handle *h, const dlpack::dltensor &dl, bool read_only,
+                           int framework, rv_policy policy, cleanup_list *cleanup) noexcept;
     /// A nanobind handle over the imported tensor, made by `Nd`'s constructor, in `h` and `dl`.
-    template <typename Nd> static void make(const dlt::imported &im, ndarray_handle *&h,
-                                            dlpack::dltensor &dl) noexcept {
-        const dlt::dlpack::Tensor &t = im.tensor;
-        alignas(Nd) unsigned char mem[sizeof(Nd)];
-        Nd *made = new (mem) Nd(t.data, (size_t) t.ndim, dltensor_extents_of(t), handle(im.owner.get()), t.strides,
-                                nanobind_dtype(t.dtype), t.device.device_type, t.device.device_id, 'C', t.byte_offset);
-        dl = made->m_dltensor;  // not destroyed: `h` holds its reference
-        h = made->m_handle;
-    }
+    template <typename Nd> static void make(const dlt::imported &im, ndarray_handle *&h, dlpack::dltensor &dl) noexcept;
 };
 
 template <typename... Args> struct type_caster<dltensor<Args...>> {
@@ -480,12 +407,11 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
                 return false;
             }
         }
-        return type_caster<dltensor_load>::load(src, flags, cleanup, requirements, Name.text, value.m_handle,
-                                                value.m_dltensor, value, m_consumed);
+        return type_caster<dltensor_untyped>::load(src, flags, cleanup, requirements, Name.text, value.m_handle,
+                                                   value.m_dltensor, value, m_consumed);
     }
 
-    /// The return, under the policies of return_policy.h (shared with the pybind11 backend), exported over
-    /// a `dlt::tensor_handle` that keeps the tensor's owner (else its nanobind handle) alive.
+    /// The return (type_caster<dltensor_untyped>::from_cpp()).
     static handle from_cpp(const Value &tensor, rv_policy policy, cleanup_list *cleanup) noexcept {
         if (!dlt::enter_interpreter_or_raise()) return handle();
         if (!tensor.m_owner_known && tensor.is_valid() && !tensor.m_return_framework &&
@@ -493,27 +419,8 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
             // Adopted from a plain nb::ndarray: whether to copy depends on whether its handle has an owner,
             // which only nanobind knows; its own export decides (a view when there is an owner).
             return make_caster<ndarray<Framework>>::from_cpp(ndarray<Framework>(tensor.handle()), policy, cleanup);
-        PyObject *parent = cleanup ? cleanup->self() : nullptr;
-        const dlt::return_plan plan =
-            dlt::plan_return(dlt::return_policy_of(policy), tensor.is_valid(), tensor.m_owner != nullptr,
-                             Config::Framework::value ? (int) Config::Framework::value : tensor.m_return_framework,
-                             tensor.m_source != nullptr, tensor.m_source_framework, parent != nullptr);
-        const dlt::return_start start = dlt::start_return(plan, tensor.m_source);
-        if (start.done) return start.object;
-        // Borrowed for the call: an export that keeps the tensor copies the handle to the heap. What keeps the
-        // memory alive there is the tensor's owner (a NumPy array takes it as its base, as pybind11's
-        // array_t does), else (no owner, or one only nanobind knows) an owner like any other:
-        // handle_keeper (also for a copy, which a framework may finish after the call).
-        PyObject *owner = tensor.m_owner;
-        dlt::py_ref keeper;
-        if (!owner) {
-            keeper = dlt::py_ref(detail::handle_keeper::capsule(tensor.handle()));
-            if (!keeper) return handle();
-            owner = keeper.get();
-        }
-        dlt::tensor_handle h =
-            dlt::tensor_handle::borrowed(dltensor_view_of(tensor), owner, Value::ReadOnly, tensor.m_stream);
-        return dlt::export_planned(&h, plan, parent);
+        return type_caster<dltensor_untyped>::from_cpp(tensor, tensor.m_handle, tensor.m_dltensor, Value::ReadOnly,
+                                                       (int) Config::Framework::value, policy, cleanup);
     }
 };
 
@@ -622,4 +529,7 @@ NAMESPACE_END(NB_NAMESPACE)
 #endif
 #if DLTENSOR_CORE_DEFINITIONS
 #  include "core/core-inl.h"
+#endif
+#if DLTENSOR_NANOBIND_DEFINITIONS
+#  include "nanobind-inl.h"
 #endif

@@ -100,6 +100,24 @@
 #  define DLTENSOR_CORE_DEFINITIONS 1
 #endif
 
+/// Where the nanobind backend's functions that are no template (nanobind-inl.h: the import and the return
+/// every tensor caster calls) compile. Header-only (the default): every unit that includes the backend.
+/// `DLTENSOR_NANOBIND_LIBRARY` (the CMake package, for a module that links a nanobind library): none does,
+/// the library it builds of src/nanobind.cpp once per nanobind library has them (`..._LIBRARY_BUILD`).
+#if defined(DLTENSOR_NANOBIND_LIBRARY_BUILD) && defined(__GNUC__)
+#  define DLTENSOR_NANOBIND_PART inline __attribute__((used))
+#  define DLTENSOR_NANOBIND_DEFINITIONS 1
+#elif defined(DLTENSOR_NANOBIND_LIBRARY_BUILD)
+#  define DLTENSOR_NANOBIND_PART
+#  define DLTENSOR_NANOBIND_DEFINITIONS 1
+#elif defined(DLTENSOR_NANOBIND_LIBRARY)
+#  define DLTENSOR_NANOBIND_PART
+#  define DLTENSOR_NANOBIND_DEFINITIONS 0
+#else
+#  define DLTENSOR_NANOBIND_PART inline
+#  define DLTENSOR_NANOBIND_DEFINITIONS 1
+#endif
+
 /// DLTENSOR_COLD for a core entry point, declared apart from its body: cold but not noinline, which GCC
 /// refuses on an inline function declared before its definition.
 #if defined(__GNUC__)
