@@ -37,6 +37,11 @@ void init_identity(py::module_ &parent) {
     py::module_ m = parent.def_submodule("identity", "What a binding returns for a tensor (tests/test_identity.py).");
     m.def("passthrough", [](py::dltensor<> a) { return a; });
     m.def("passthrough_ro", [](py::dltensor<py::ro> a) { return a; });
+    m.def("passthrough_assigned", [](py::dltensor<py::ro> a) {  // a tensor assigned keeps its source
+        py::dltensor<py::ro> b;
+        b = a;
+        return b;
+    });
     m.def("passthrough_c", [](py::dltensor<py::c_contig, py::ro> a) { return a; });
     m.def("passthrough_f32", [](py::dltensor<const float> a) { return a; }, "Converts other dtypes (a copy).");
     m.def("passthrough_numpy", [](py::dltensor<py::numpy, py::ro> a) { return a; });

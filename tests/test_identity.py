@@ -24,7 +24,7 @@ SOURCES = {
 
 
 @pytest.mark.parametrize("source", sorted(SOURCES))
-@pytest.mark.parametrize("fn", ["passthrough_ro", "passthrough_reference", "passthrough_automatic_reference",
+@pytest.mark.parametrize("fn", ["passthrough_ro", "passthrough_assigned", "passthrough_reference", "passthrough_automatic_reference",
                                 "passthrough_c"])
 def test_returned_input_is_the_callers_object(m, source, fn):
     x = SOURCES[source]()

@@ -1446,4 +1446,15 @@ MUTANTS = [
            "    view.byte_offset = 0;",
            "the nanobind backend's return exports its tensor without the byte_offset",
            t(EXPORT, "test_byte_offset_reaches_every_framework")),
+    Mutant("nanobind_state_assignment_drops_source", "nanobind.h",
+           "        m_source = o.m_source;",
+           "        m_source = nullptr;",
+           "nanobind: a tensor assigned from another forgets the object it came from: f(x) is x no longer holds",
+           t(IDENTITY, "test_returned_input_is_the_callers_object")),
+    Mutant("pybind11_imported_tensor_not_owned", "bindings/handle_tensor.h",
+           "        m_owned = true;",
+           "        m_owned = false;",
+           "pybind11: an imported parameter counts as memory nothing owns: returning it copies instead of "
+           "returning the caller's object",
+           t(IDENTITY, "test_returned_input_is_the_callers_object")),
 ]

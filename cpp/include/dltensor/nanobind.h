@@ -138,8 +138,11 @@ struct dltensor_state {
         : m_stream(o.m_stream), m_source(o.m_source), m_source_framework(o.m_source_framework),
           m_return_framework(o.m_return_framework), m_owner(o.m_owner), m_owner_known(o.m_owner_known) { }
     dltensor_state &operator=(const dltensor_state &o) noexcept {
-        set(o.m_stream, o.m_source, o.m_source_framework, o.m_owner);
+        m_stream = o.m_stream;
+        m_source = o.m_source;
+        m_source_framework = o.m_source_framework;
         m_return_framework = o.m_return_framework;
+        m_owner = o.m_owner;
         m_owner_known = o.m_owner_known;
         return *this;
     }

@@ -304,7 +304,7 @@ public:
         dlt::tensor_handle *h = dltensor_load(src, convert, other_framework, requirements,
                                               dltensor_signature<Config>::name.text, m_consumed, m_converted);
         if (!h) return false;
-        value = Value(h, true);
+        value.adopt_imported(h);
         return true;
     }
 

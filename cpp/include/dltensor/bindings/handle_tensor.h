@@ -26,7 +26,29 @@
 
 namespace dlt {
 
-template <typename Config> class handle_tensor {
+/// What a handle_tensor holds (not a template, so that what every tensor type does alike compiles once).
+class handle_tensor_state {
+protected:
+    handle_tensor_state() = default;
+    handle_tensor_state(tensor_handle *adopted, bool owned) noexcept : m_handle(adopted), m_owned(owned) { }
+    /// Holds `adopted` (its reference taken over, its memory owned) instead of the tensor held before,
+    /// which it drops: a parameter's import.
+    void adopt_imported(tensor_handle *adopted) noexcept {
+        tensor_handle *former = m_handle;
+        m_handle = adopted;
+        m_owned = true;
+        m_return_framework = 0;
+        if (former) former->dec_ref();
+    }
+
+    tensor_handle *m_handle = nullptr;
+    bool m_owned = false;  ///< an owner keeps the memory alive (imported, allocated, or given one)
+    /// The framework to return in when the annotation names none (return_like(), empty_like(): the
+    /// followed tensor's source framework); 0: none to follow.
+    int m_return_framework = 0;
+};
+
+template <typename Config> class handle_tensor : public handle_tensor_state {
     template <typename> friend class handle_tensor;
 
 public:
@@ -40,12 +62,12 @@ public:
     ~handle_tensor() {
         if (m_handle) m_handle->dec_ref();
     }
-    handle_tensor(const handle_tensor &o)
-        : m_handle(o.m_handle), m_owned(o.m_owned), m_return_framework(o.m_return_framework) {
+    handle_tensor(const handle_tensor &o) : handle_tensor_state(o.m_handle, o.m_owned) {
+        m_return_framework = o.m_return_framework;
         if (m_handle) m_handle->inc_ref();
     }
-    handle_tensor(handle_tensor &&o) noexcept
-        : m_handle(o.m_handle), m_owned(o.m_owned), m_return_framework(o.m_return_framework) {
+    handle_tensor(handle_tensor &&o) noexcept : handle_tensor_state(o.m_handle, o.m_owned) {
+        m_return_framework = o.m_return_framework;
         o.m_handle = nullptr;
     }
     handle_tensor &operator=(handle_tensor o) noexcept {
@@ -117,7 +139,7 @@ public:
     }
 
 protected:
-    handle_tensor(tensor_handle *adopted, bool owned) noexcept : m_handle(adopted), m_owned(owned) { }
+    handle_tensor(tensor_handle *adopted, bool owned) noexcept : handle_tensor_state(adopted, owned) { }
 
     /// Makes the handle of C++ memory (the backend's constructors): false with a Python error set.
     /// Throws `std::invalid_argument` for more than dlpack::max_ndim dimensions.
@@ -177,12 +199,6 @@ protected:
         DLTENSOR_ONE_VALUE(p);
         return p;
     }
-
-    tensor_handle *m_handle = nullptr;
-    bool m_owned = false;  ///< an owner keeps the memory alive (imported, allocated, or given one)
-    /// The framework to return in when the annotation names none (return_like(), empty_like(): the
-    /// followed tensor's source framework); 0: none to follow.
-    int m_return_framework = 0;
 };
 
 }  // namespace dlt

@@ -34,9 +34,9 @@
 
 namespace dlt {
 
-/// A signature text under construction (at most `capacity - 1` characters, the rest cut off).
-struct signature_text {
-    static constexpr size_t capacity = 768;
+/// A text under construction (at most `Capacity - 1` characters, the rest cut off).
+template <size_t Capacity> struct text_buffer {
+    static constexpr size_t capacity = Capacity;
     char s[capacity] = {};
     size_t len = 0;
     constexpr void put(const char *t) {
@@ -45,7 +45,7 @@ struct signature_text {
     constexpr void put(char c) {
         if (len < capacity - 1) s[len++] = c;
     }
-    constexpr void put(const signature_text &o) {
+    template <size_t C> constexpr void put(const text_buffer<C> &o) {
         for (size_t i = 0; i < o.len; ++i) put(o.s[i]);
     }
     constexpr void put_uint(uint64_t v) {
@@ -58,6 +58,9 @@ struct signature_text {
         while (n) put(buf[--n]);
     }
 };
+
+/// A signature text: at most 767 characters.
+using signature_text = text_buffer<768>;
 
 /// The signature text of a parameter or return with requirements `r` (its annotations: requirements.h) and
 /// framework annotation `framework` (its number: `array_api` too, which `r` leaves out): as a parameter, or
@@ -72,7 +75,7 @@ namespace detail {
 struct signature_writer {
     signature_text &t;
     signature_role role;
-    signature_text param = {}, ret = {};  // the differing texts not yet written
+    text_buffer<128> param = {}, ret = {};  // the differing texts not yet written (a type, a key: short)
 
     constexpr void put(const char *common) {
         flush();
