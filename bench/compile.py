@@ -762,17 +762,31 @@ import routes (import.h) and each framework's file past its tag, number and publ
 `#if DLTENSOR_CORE_DEFINITIONS` (since moved into `-inl.h` files, which such a source does not include)
 (preprocessed source 37,657 -> 36,042 lines; nb::ndarray's 31,678);
 the nanobind caster's None check, import call and refusal are one non-template function for all
-annotation sets (`dltensor_import`), so each annotation set compiles only its value's construction
+annotation sets (`dltensor_import`, since folded into the loader), so each annotation set compiles only its value's construction
 (40 functions: about -0.25 s); the in-body conversion's TypeError text is built in the core
 (`dlt::refusal_message`, shared by both backends), and a `reference_internal` return's parent-keeping
 export is a core entry point (`export_keeping_parent`), so neither is compiled in a module's sources.
 Callgrind's rows are unchanged (empty() keeps its direct call into NumPy's allocator).
 
-**Time, what is left.** The one-function source's remaining cost over nb::ndarray is about half parsing
-(`<atomic>`, 1,500 lines, which the handles and once-per-process state use, and dltensor's own 2,400
-lines of declarations and templates) and half code generation of the inlined hot steps (the caster's
-call into the import, the return's plan and export), kept inline on purpose for the argument and return
-rows.
+**Issue 63 (2026-12-07): the nanobind part compiled once; where the rest goes.** Measured by valgrind's
+instruction count of `cc1plus` (the one-function source's exact command; nb::ndarray's 2.22 G), one change
+of the headers at a time: the nanobind loader declared only, its body elsewhere, -0.15 G; the return's
+non-template part likewise, -0.20 G (of which the adopted-`nb::ndarray` branch, which instantiates
+nanobind's own caster, -0.02 G); the signature text replaced by a 7-character name, -0.11 G (its length,
+not its constexpr evaluation: the same text as a literal costs the same, and the evaluation alone is
+0.01 G); the process-wide bodies left out, -0.03 G. The loader, the return's non-template part, the
+refusal and the handle keeper are therefore compiled once per nanobind library of the build tree
+(`src/nanobind.cpp`, the package's `dltensor_<nanobind library>`, built with that library's settings):
+3.11 G -> 2.81 G (1.40x -> 1.27x), and the argument and return rows are unchanged or fewer (the loader was
+already a call; the return is now one). What stays in every source is parsing dltensor's headers (the
+header alone: 2.29 G against `<nanobind/ndarray.h>`'s 1.78 G) and the longer signature text.
+pybind11, 40 functions (array_t's 14.31 G, py::dltensor's 19.27 G; both headers alone about 11.1 G, so
+the difference is per function): the signature text is 1.55 G of the 4.96 G (a 7-character name in its
+place: 17.72 G); everything the caster's load() does per type at most 0.8 G (its body removed: 18.47 G),
+of which building, swapping and dropping a temporary value was 0.2 G (now adopted in place: 19.05 G); the
+caster's destructor 0.11 G. The text is what users see (reference §18) and pybind11 concatenates it into
+each signature at compile time at a cost that grows with its length; the 40-function pybind11 goal (1.0x)
+is not met.
 
 **Bytes, the limit.** The module delta is the core itself: about 112 KB of `-O3` machine code (67 KB at
 `-Os`, measured by compiling `core.cpp` with each), plus its `.eh_frame` and `.rodata`. Every framework's
