@@ -168,6 +168,12 @@ void init_seams(py::module_ &parent) {
     m.def("passthrough_none", [](py::dltensor<> a) { return a; }, py::arg("a").none());
     m.def("passthrough_none_policy_none", [](py::dltensor<> a) { return a; }, py::arg("a").none(),
           py::rv_policy::none);
+    // A `.none()` list's None entries bind as empty tensors: nothing of the entry before them is left.
+    m.def("ndims_of_entries", [](std::vector<py::dltensor<>> v) {
+        std::vector<size_t> n;
+        for (auto &t : v) n.push_back(t.ndim());
+        return n;
+    }, py::arg("v").none());
 #else  // pybind11 spells an optional tensor std::optional
     m.def("passthrough_none", [](std::optional<py::dltensor<>> a) { return a; }, py::arg("a"));
 #endif

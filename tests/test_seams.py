@@ -175,6 +175,11 @@ def test_none_passes_through_a_none_parameter_as_none(m):
         assert m.seams.passthrough_none_policy_none(None) is None
         assert m.seams.passthrough_none_policy_none(a) is a
 
+def test_none_entry_of_a_none_list_is_an_empty_tensor(m):
+    if not hasattr(m.seams, "ndims_of_entries"):
+        pytest.skip("nanobind's .none(); pybind11 spells an optional tensor std::optional")
+    assert m.seams.ndims_of_entries([np.ones((2, 3)), None, np.ones(4)]) == [2, 0, 1]
+
 
 # --- capsules and overload passes -------------------------------------------------------------------------
 

@@ -1457,4 +1457,10 @@ MUTANTS = [
            "pybind11: an imported parameter counts as memory nothing owns: returning it copies instead of "
            "returning the caller's object",
            t(IDENTITY, "test_returned_input_is_the_callers_object")),
+    Mutant("nanobind_none_entry_keeps_the_view_before", "nanobind-inl.h",
+           "        dl = dlpack::dltensor();\n",
+           "",
+           "nanobind: a None entry of a .none() list binds as an empty tensor that still reports the entry "
+           "before it (its ndim, shape, data)",
+           t(SEAMS, "test_none_entry_of_a_none_list_is_an_empty_tensor")),
 ]

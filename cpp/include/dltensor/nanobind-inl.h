@@ -50,8 +50,9 @@ DLTENSOR_NANOBIND_PART bool type_caster<dltensor_untyped>::load(handle src, uint
     }
     ndarray<> former;  // the value's former handle, released on return
     former.m_handle = h;
-    if (none) {  // None: an empty tensor
+    if (none) {  // None: an empty tensor, nothing left of the value before (a container's caster reuses it)
         h = nullptr;
+        dl = dlpack::dltensor();
         st.set(nullptr, nullptr, 0, nullptr);
         return true;
     }

@@ -129,7 +129,8 @@ template <typename T> struct dltensor_kind<T, enable_if_t<T::is_order>> {
 };
 template <typename T> using dltensor_kind_of = dltensor_kind<T>;  // the one-parameter form annotations_unique takes
 
-/// What a `dltensor` holds beside its `nb::ndarray` (not a template: dltensor_load fills it for every type).
+/// What a `dltensor` holds beside its `nb::ndarray` (not a template: type_caster<dltensor_untyped>::load() fills
+/// it for every type).
 struct dltensor_state {
     dltensor_state() = default;
     dltensor_state(PyObject *owner, bool owner_known) noexcept : m_owner(owner), m_owner_known(owner_known) { }
