@@ -187,14 +187,18 @@ PAIRS = [
      "pybind11"),
 ]
 
-# Issue 30's goals: (goal, row, measure, limit). measure "time": py::dltensor's time / the anchor's, at most
-# the limit; "size": the stripped module's growth in KB, at most the limit.
+# The goals: (issue, goal, row, measure, limit). measure "time": py::dltensor's time / the anchor's, at most
+# the limit; "size": the stripped module's growth in KB, at most the limit. Issue 63 tightened issue 30's
+# time goals: both nanobind rows <= 1.3x, and the pybind11 row it found below 1.0x stays there.
 GOALS = [
-    ("nanobind, 1 function: compile time <= 1.5x nb::ndarray's", PAIRS[0][0], "time", 1.5),
-    ("nanobind, 40 functions: compile time <= 1.3x nb::ndarray's", PAIRS[1][0], "time", 1.3),
-    ("nanobind, 1 function: module <= +25 KB over nb::ndarray's", PAIRS[0][0], "size", 25),
-    ("pybind11, 1 function: compile time <= 1.1x py::array_t's", PAIRS[2][0], "time", 1.1),
-    ("pybind11, 1 function: module <= +30 KB over py::array_t's", PAIRS[2][0], "size", 30),
+    (30, "nanobind, 1 function: compile time <= 1.5x nb::ndarray's", PAIRS[0][0], "time", 1.5),
+    (30, "nanobind, 40 functions: compile time <= 1.3x nb::ndarray's", PAIRS[1][0], "time", 1.3),
+    (30, "nanobind, 1 function: module <= +25 KB over nb::ndarray's", PAIRS[0][0], "size", 25),
+    (30, "pybind11, 1 function: compile time <= 1.1x py::array_t's", PAIRS[2][0], "time", 1.1),
+    (30, "pybind11, 1 function: module <= +30 KB over py::array_t's", PAIRS[2][0], "size", 30),
+    (63, "nanobind, 1 function: compile time <= 1.3x nb::ndarray's", PAIRS[0][0], "time", 1.3),
+    (63, "nanobind, 40 functions: compile time <= 1.3x nb::ndarray's", PAIRS[1][0], "time", 1.3),
+    (63, "pybind11, 1 function: compile time <= 1.0x py::array_t's", PAIRS[2][0], "time", 1.0),
 ]
 
 
@@ -359,8 +363,8 @@ def goal_ratio(res, row, backend):
 
 
 def goals(res):
-    lines = ["| goal (issue 30) | measured | met |", "|---|---:|---|"]
-    for goal, row, what, limit in GOALS:
+    lines = ["| issue | goal | measured | met |", "|---:|---|---:|---|"]
+    for issue, goal, row, what, limit in GOALS:
         _, _, anchor, ours, backend = next(p for p in PAIRS if p[0] == row)
         if what == "time":
             v = goal_ratio(res, row, backend)
@@ -368,7 +372,7 @@ def goals(res):
         else:
             v = res[ours]["kb"] - res[anchor]["kb"]
             cell = f"{v:+.0f} KB"
-        lines.append(f"| {goal} | {cell} | {'yes' if v <= limit else 'no'} |")
+        lines.append(f"| {issue} | {goal} | {cell} | {'yes' if v <= limit else 'no'} |")
     return "\n".join(lines)
 
 

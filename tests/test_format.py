@@ -47,3 +47,30 @@ def test_format_check_refuses_a_misformatted_file(tmp_path):
     good = tmp_path / "good.h"
     good.write_text(source)
     assert check(exe, [str(good)]).returncode == 0
+
+
+MAX_COMMENT_LINES = 3  # issue 63: a comment says what the code does in a line or three; the why is in docs/
+
+
+def long_comments(text: str) -> list:
+    """(first line, length) of each run of more than MAX_COMMENT_LINES comment-only lines in `text`."""
+    runs, start, n = [], 0, 0
+    for number, line in enumerate(text.splitlines() + [""], 1):
+        if line.strip().startswith("//"):
+            start, n = (number, 1) if n == 0 else (start, n + 1)
+            continue
+        if n > MAX_COMMENT_LINES:
+            runs.append((start, n))
+        n = 0
+    return runs
+
+
+def test_library_comments_are_at_most_three_lines():
+    found = {f: runs for f in FILES if (runs := long_comments((ROOT / f).read_text()))}
+    assert not found, f"comments over {MAX_COMMENT_LINES} lines (move the why to docs/architecture.md): {found}"
+
+
+def test_comment_length_check_finds_a_long_comment():
+    assert long_comments("// a\n// b\n// c\nint x;\n    /// d\n    /// e\n") == []
+    assert long_comments("int x;\n// a\n// b\n  // c\n// d\nint y;\n") == [(2, 4)]
+    assert long_comments("// a\n// b\n// c\n// d") == [(1, 4)]

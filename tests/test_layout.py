@@ -86,6 +86,17 @@ def test_the_registry_lists_every_framework_once():
         assert listed.count(stem) == 1, f"DLTENSOR_FRAMEWORKS lists {stem} not exactly once"
 
 
+def test_hot_paths_name_their_frameworks_only_in_the_registrys_declarations():
+    """export_tensor(), allocate_for() and allocate_by_framework() reach every framework through the records
+    or the declared hot-path choices (DLTENSOR_INLINED_EXPORTS, inlined_allocator, fallback_allocators)."""
+    registry = code(FRAMEWORKS / "registry.h") + code(FRAMEWORKS / "registry-inl.h")
+    for function in ("export_tensor", "allocate_for", "allocate_by_framework"):
+        body = re.search(r"\b" + function + r"\([^;{]*\)\s*noexcept\s*\{(.*?)\n\}", registry, re.S)
+        assert body, function
+        named = [n for n in NAMES if re.search(r"(?<![A-Za-z])" + n + r"(?![A-Za-z])", body.group(1))]
+        assert not named, f"{function}() names {named}"
+
+
 def test_framework_numbers_are_distinct():
     numbers = {}
     for stem in framework_files():

@@ -273,8 +273,8 @@ MUTANTS = [
            t(NDARRAY_COMPAT, "test_view_of_an_adopted_ndarray_keeps_its_owner_until_released")),
 
     Mutant("numpy_allocates_for_every_cpu_tensor", "frameworks/registry.h",
-           "    if (framework == fw_numpy && device.device_type == dlpack::cpu)",
-           "    if (framework == fw_numpy || device.device_type == dlpack::cpu)",
+           "    if (framework == inlined_allocator::framework && device.device_type == dlpack::cpu)",
+           "    if (framework == inlined_allocator::framework || device.device_type == dlpack::cpu)",
            "empty() of a CPU tensor of another framework (or none) is NumPy's own array, returned as itself",
            t(PRODUCERS, "test_empty_allocates_for_every_framework")),
     Mutant("const_empty_left_writable", "bindings/allocation.h",
@@ -776,15 +776,6 @@ MUTANTS = [
            "a raw capsule consumed by a pass whose call does not go ahead is never handed back",
            t(SEAMS, "test_capsule_left_usable_when_the_call_does_not_go_ahead",
              "test_capsule_consumed_by_a_failed_pass_binds_in_the_next")),
-    Mutant("pybind11_call_not_marked_taken", "pybind11.h",
-           "    operator Value &() {\n"
-           "        m_consumed.take();\n"
-           "        return value;\n"
-           "    }",
-           "    operator Value &() { return value; }",
-           "pybind11: a capsule bound to a const-reference parameter whose call went ahead is handed back "
-           "(consumed twice)",
-           t(SEAMS, "test_capsule_bound_by_a_call_that_went_ahead_stays_consumed")),
     Mutant("capsule_handed_back_without_destructor", "core/capsule_import-inl.h",
            "        PyCapsule_SetDestructor(capsule, producer_destructor);\n    }",
            "    }",
@@ -859,24 +850,20 @@ MUTANTS = [
            "    if (false && valid && ndim != (size_t) view_ndim)",
            "view<...>() with another ndim than the tensor's reads out of the tensor's shape array",
            t(SEAMS, "test_view_with_another_ndim_than_the_tensor_raises")),
-    Mutant("container_call_not_marked_taken", "nanobind.h",
-           "    explicit operator Container &() {\n"
-           "        m_consumed.take();\n"
-           "        return static_cast<Base &>(*this).operator Container &();\n"
-           "    }",
-           "    explicit operator Container &() { return static_cast<Base &>(*this).operator Container &(); }",
-           "nanobind: a capsule inside a container passed by const reference to a call that went ahead is "
-           "handed back (consumed twice)",
-           t(SEAMS, "test_capsule_in_a_container_whose_call_went_ahead_stays_consumed")),
-    Mutant("pybind11_container_call_not_marked_taken", "pybind11.h",
-           "    operator Container &&() && {\n"
-           "        m_consumed.take();\n"
-           "        return static_cast<Base &&>(*this).operator Container &&();\n"
-           "    }",
-           "    operator Container &&() && { return static_cast<Base &&>(*this).operator Container &&(); }",
-           "pybind11: a capsule inside a container passed by value to a call that went ahead is handed back "
-           "(consumed twice)",
-           t(SEAMS, "test_capsule_in_a_container_whose_call_went_ahead_stays_consumed")),
+    Mutant("lvalue_conversion_not_marked_taken", "bindings/caster_protocol.h",
+           "    EXPLICIT operator Type &() {",
+           "    EXPLICIT operator Type &() { if (false)",
+           "a capsule bound to a const-reference parameter (alone or inside a container) whose call went ahead "
+           "is handed back (consumed twice)",
+           t(SEAMS, "test_capsule_bound_by_a_call_that_went_ahead_stays_consumed",
+             "test_capsule_in_a_container_whose_call_went_ahead_stays_consumed")),
+    Mutant("rvalue_conversion_not_marked_taken", "bindings/caster_protocol.h",
+           "    EXPLICIT operator Type &&() RVALUE {",
+           "    EXPLICIT operator Type &&() RVALUE { if (false)",
+           "a capsule inside a container passed by value (or a tensor moved into the call) whose call went "
+           "ahead is handed back (consumed twice)",
+           t(SEAMS, "test_capsule_bound_by_a_call_that_went_ahead_stays_consumed",
+             "test_capsule_in_a_container_whose_call_went_ahead_stays_consumed")),
     Mutant("nested_call_capsule_noted_by_the_outer_container", "core/capsule_import.h",
            "    if (list && (const void *) PyEval_GetFrame() == list->frame()) list->note(capsule, owner);",
            "    if (list) list->note(capsule, owner);",
@@ -975,6 +962,18 @@ MUTANTS = [
            "    return id > 1 && id < framework_capacity ? detail::frameworks.by_id[id] : nullptr;",
            "the first framework number is looked up as none: NumPy returns become dltensor.Tensor objects",
            t(EXPORT, "test_framework_tag_picks_the_returned_type")),
+    Mutant("inlined_export_takes_every_framework", "frameworks/registry-inl.h",
+           "    if (f == &name##_framework) return frameworks::name::to_python(h, copy);",
+           "    if (f) return frameworks::name::to_python(h, copy);",
+           "every framework's return is exported by the first inlined framework's export: PyTorch returns "
+           "become NumPy arrays",
+           t(EXPORT, "test_framework_tag_picks_the_returned_type")),
+    Mutant("fallback_allocator_skips_the_cpu", "frameworks/registry-inl.h",
+           "    if (rc == 1 && device.device_type == dlpack::cpu) rc = fallback_allocators::cpu(",
+           "    if (rc == 1 && device.device_type != dlpack::cpu) rc = fallback_allocators::cpu(",
+           "empty() of a CPU tensor for a framework without its own allocator (JAX, TensorFlow) goes to the "
+           "device fallback instead of a NumPy array",
+           t(PRODUCERS, "test_empty_allocates_for_every_framework")),
     Mutant("check_view_hook_skipped", "core/import-inl.h",
            "    if (f && f->check_view) {  // PyTorch's rules, Paddle's",
            "    if (false) {  // PyTorch's rules, Paddle's",

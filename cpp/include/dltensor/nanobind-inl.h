@@ -88,10 +88,8 @@ DLTENSOR_NANOBIND_PART handle type_caster<dltensor_untyped>::from_cpp(const dlte
                                                    st.m_source != nullptr, st.m_source_framework, parent != nullptr);
     const dlt::return_start start = dlt::start_return(plan, st.m_source);
     if (start.done) return start.object;
-    // Borrowed for the call: an export that keeps the tensor copies the handle to the heap. What keeps the
-    // memory alive there is the tensor's owner (a NumPy array takes it as its base, as pybind11's array_t
-    // does), else (no owner, or one only nanobind knows) an owner like any other: handle_keeper (also for a
-    // copy, which a framework may finish after the call).
+    // Borrowed for the call: an export that keeps it copies the handle. The memory's keeper: the tensor's
+    // owner, else (none, or one only nanobind knows) a capsule over the nanobind handle.
     PyObject *owner = st.m_owner;
     dlt::py_ref keeper;
     if (!owner) {

@@ -1,10 +1,6 @@
 // dltensor/nanobind.h: the nanobind backend. `nanobind::dltensor<Annotations...>` is an `nb::ndarray`
-// (nanobind's annotation tags, members, `view()`, `cast()`) that imports through dltensor's core and
-// returns through its export, as the pybind11 backend does (docs/architecture.md).
-//
-//   #include <dltensor/nanobind.h>
-//   namespace py = nanobind;
-//   m.def("f", [](py::dltensor<py::shape<-1, 3>, const float, py::device::cpu> x) { ... });
+// (nanobind's tags, members, `view()`, `cast()`) that imports through dltensor's core and returns through
+// its export, as the pybind11 backend does (docs/architecture.md).
 #pragma once
 
 #include "tensor/config.h"  // first: its C++17 check must come before anything an older standard breaks
@@ -215,10 +211,8 @@ public:
     /// Wraps an existing nanobind handle (as `nb::ndarray`'s handle constructor).
     explicit dltensor(detail::ndarray_handle *handle) : base(handle), detail::dltensor_state(nullptr, false) { }
 
-    /// A view of memory that C++ provides, as `nb::ndarray`'s constructors. `owner` keeps it alive;
-    /// `nb::handle()` says that the memory outlives the tensor (static data), and the `automatic` return
-    /// policy then copies it. Strides count elements (unsigned braced strides are a compile error: see
-    /// construction.h). Leaving the owner out is a compile error: see DLTENSOR_OWNERLESS_MESSAGE.
+    /// A view of memory that C++ provides, as `nb::ndarray`'s constructors; `owner` keeps it alive (`nb::handle()`:
+    /// static memory, which the `automatic` policy copies). Strides count elements (construction.h).
     dltensor(VoidPtr data, size_t ndim, const size_t *shape, handle owner, const int64_t *strides = nullptr,
              dlpack::dtype dtype = nanobind::dtype<Scalar>(), int device_type = base::DeviceType, int device_id = 0,
              char order = base::Order, uint64_t byte_offset = 0)
@@ -348,10 +342,8 @@ template <> struct type_caster<dltensor_untyped> {
     static bool load(handle src, uint32_t flags, cleanup_list *cleanup, const dlt::requirements &r, const char *name,
                      ndarray_handle *&h, dlpack::dltensor &dl, dltensor_state &st,
                      dlt::consumed_argument &consumed) noexcept;
-    /// from_cpp() but for a tensor adopted from a plain nb::ndarray: the return of the tensor `st`, `h`,
-    /// `dl` under the policies of return_policy.h (shared with the pybind11 backend), exported over a
-    /// `dlt::tensor_handle` that keeps the tensor's owner (else its nanobind handle) alive. `framework`:
-    /// the return type's framework annotation (0: none).
+    /// from_cpp() but for a tensor adopted from a plain nb::ndarray: the return of `st`, `h`, `dl` under
+    /// return_policy.h, over a handle that keeps the owner (else the nanobind handle); `framework`: 0 for none.
     static handle from_cpp(const dltensor_state &st, ndarray_handle *h, const dlpack::dltensor &dl, bool read_only,
                            int framework, rv_policy policy, cleanup_list *cleanup) noexcept;
     /// A nanobind handle over the imported tensor, made by `Nd`'s constructor, in `h` and `dl`.
@@ -382,18 +374,7 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
         if (!p) return none().release();
         return from_cpp(*p, policy, list);
     }
-    explicit operator Value *() {
-        m_consumed.take();
-        return &value;
-    }
-    explicit operator Value &() {
-        m_consumed.take();
-        return (Value &) value;
-    }
-    explicit operator Value &&() {
-        m_consumed.take();
-        return (Value &&) value;
-    }
+    DLTENSOR_TAKING_CONVERSIONS(Value, explicit, , value)
     Value value;
     dlt::consumed_argument m_consumed;  ///< the caller's raw capsule that from_python() consumed
 
@@ -428,10 +409,8 @@ template <typename... Args> struct type_caster<dltensor<Args...>> {
     }
 };
 
-// Containers of tensors. A raw capsule that an element consumed is handed back when the container does
-// not go to the call (capsule_import.h: consumed_capsules). nanobind's container casters (its nanobind/stl
-// headers) are specialized for tensor entries, so that this header names no container and either include
-// order works.
+// Containers of tensors: a raw capsule an entry consumed is handed back when the container does not go to
+// the call (capsule_import.h). nanobind's container casters are specialized for tensor entries.
 template <typename List, typename Entry> struct list_caster;
 template <typename Array, typename Entry, size_t Size> struct array_caster;
 template <typename Optional, typename T> struct optional_caster;
@@ -451,18 +430,7 @@ template <typename Container, typename Base> struct dltensor_container_caster : 
         dlt::detail::consumed_capsules_scope scope(m_consumed);
         return static_cast<Base &>(*this).from_python(src, flags, cleanup);
     }
-    explicit operator Container *() {
-        m_consumed.take();
-        return static_cast<Base &>(*this).operator Container *();
-    }
-    explicit operator Container &() {
-        m_consumed.take();
-        return static_cast<Base &>(*this).operator Container &();
-    }
-    explicit operator Container &&() {
-        m_consumed.take();
-        return static_cast<Base &>(*this).operator Container &&();
-    }
+    DLTENSOR_TAKING_CONVERSIONS(Container, explicit, , static_cast<Base &>(*this).operator Container &())
     dlt::detail::consumed_capsules m_consumed;
 };
 

@@ -1,17 +1,12 @@
 // dltensor/pybind11.h: the pybind11 backend. `pybind11::dltensor<Annotations...>` has the nanobind
 // backend's spelling, members and semantics, over dltensor's own tensor handle (python/handle.h) and
 // annotation tags (tensor/annotations.h), since pybind11 has neither (docs/architecture.md).
-//
-//   #include <dltensor/pybind11.h>
-//   namespace py = pybind11;
-//   m.def("f", [](py::dltensor<py::shape<-1, 3>, const float, py::device::cpu> x) { ... });
 #pragma once
 
 #include "tensor/config.h"  // first: its C++17 check must come before anything an older standard breaks
 
-// `py::cast(t)` of a `py::dltensor` keeps the tensor's own return policy (pybind11's turns it into a copy):
-// declared before pybind11's headers, whose templates see only what precedes them (docs/architecture.md).
-// Included after them, this header warns, unless DLTENSOR_PYBIND11_INCLUDED_LATE is defined.
+// `py::cast(t)` keeps a `py::dltensor`'s own return policy only when declared before pybind11's headers;
+// included after them, this header warns, unless DLTENSOR_PYBIND11_INCLUDED_LATE is defined.
 // clang-format off: diagnostics on one line each
 #if defined(PYBIND11_TYPE_CASTER) && !defined(DLTENSOR_PYBIND11_INCLUDED_LATE)
 #  if defined(_MSC_VER)
@@ -223,10 +218,8 @@ DLTENSOR_COLD inline bool dltensor_refusal(handle src, const char *signature) no
     return true;
 }
 
-/// What every caster's load() does after its framework check (not a template: one for all annotation
-/// sets): a new handle over `src` imported under `r`, or NULL (refused, `other_framework` included; the
-/// refusal kept, or thrown as error_already_set when a Python error is to be raised). `signature`: the
-/// parameter's signature text; `consumed`, `converted`: the caster's records.
+/// What every caster's load() does after its framework check (one for all annotation sets): a new handle
+/// over `src` imported under `r`, or NULL (refused and kept; a Python error is thrown as error_already_set).
 inline dlt::tensor_handle *dltensor_load(handle src, bool convert, bool other_framework, const dlt::requirements &r,
                                          const char *signature, dlt::consumed_argument &consumed,
                                          dlt::converted_argument &converted) {
@@ -268,18 +261,7 @@ public:
         if (!src) return none().release();
         return cast(*src, policy, parent);
     }
-    operator Value *() {
-        m_consumed.take();
-        return &value;
-    }
-    operator Value &() {
-        m_consumed.take();
-        return value;
-    }
-    operator Value &&() && {
-        m_consumed.take();
-        return std::move(value);
-    }
+    DLTENSOR_TAKING_CONVERSIONS(Value, , &&, value)
     template <typename T_> using cast_op_type = movable_cast_op_type<T_>;
 
     type_caster() = default;
@@ -384,18 +366,7 @@ template <typename Container, typename Base> struct dltensor_container_caster : 
         dlt::detail::consumed_capsules_scope scope(m_consumed);
         return static_cast<Base &>(*this).load(src, convert);
     }
-    operator Container *() {
-        m_consumed.take();
-        return static_cast<Base &>(*this).operator Container *();
-    }
-    operator Container &() {
-        m_consumed.take();
-        return static_cast<Base &>(*this).operator Container &();
-    }
-    operator Container &&() && {
-        m_consumed.take();
-        return static_cast<Base &&>(*this).operator Container &&();
-    }
+    DLTENSOR_TAKING_CONVERSIONS(Container, , &&, static_cast<Base &>(*this).operator Container &())
     dlt::detail::consumed_capsules m_consumed;
 };
 

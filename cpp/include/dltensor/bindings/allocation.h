@@ -20,16 +20,9 @@
 
 namespace dlt {
 
-/// Allocates an uninitialized tensor for `dltensor<...>::empty()` on every backend, by the framework that
-/// will own it (frameworks/registry.h: allocate_for()): its own allocator where it has one (PyTorch's and
-/// Paddle's exchange API `managed_tensor_allocator`, on CUDA their caching allocators; NumPy's on the
-/// CPU, a `py::numpy` tensor returning as that very array); else NumPy's on the CPU (JAX and TensorFlow
-/// adopt or copy it on return) and PyTorch's on other devices. `order`: 'F' for column-major, else
-/// row-major, for every framework (frameworks without a column-major allocator: a transposed view of a
-/// row-major allocation, exchange.h). On success fills `out` (view, owner,
-/// the device's current stream) and returns 0. Returns 1 (nothing set) when `ndim` differs from `expected_ndim` (-1: any) or exceeds max_ndim, and -1 with a
-/// Python error set when allocation fails. `read_only` (a `const` or `py::ro` tensor): a `py::numpy`
-/// array, returned as itself, is made read-only for Python (C++ still fills it).
+/// Allocates an uninitialized tensor for `empty()` by the framework that will own it (registry.h:
+/// allocate_for()), in `order` ('F': column-major, else row-major); fills `out` and returns 0; 1 (nothing
+/// set) for an ndim other than `expected_ndim` (-1: any) or above max_ndim; -1 with a Python error set.
 inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, const size_t *shape, size_t ndim,
                                      int32_t expected_ndim, dlpack::Device device, char order, imported &out,
                                      bool read_only = false) noexcept {
@@ -42,10 +35,8 @@ inline int allocate_framework_tensor(int framework, dlpack::DataType dtype, cons
     return allocate_by_framework(framework, dtype, ndim, device, order, read_only, out);
 }
 
-/// What both backends' `dltensor<...>::empty()` allocate, from the tensor's annotation set `Config`
-/// (its framework, ndim, order) and element type: the tensor on the annotated device type (the CPU when
-/// unannotated) and `device_id`. Returns what allocate_framework_tensor() returns; the backend throws
-/// std::invalid_argument(empty_shape_message) for 1 and its Python error type for -1.
+/// What both backends' `empty()` allocate for annotation set `Config` and element type `Scalar`, on the
+/// annotated device type (CPU when none) and `device_id`: allocate_framework_tensor()'s result.
 template <typename Config, typename Scalar>
 DLTENSOR_HOT_INLINE int allocate_empty(const size_t *shape, size_t ndim, int32_t device_type, int device_id,
                                        bool read_only, imported &out) noexcept {

@@ -1,22 +1,6 @@
-// dltensor/bindings/array_t_members.h: the members that code written for pybind11's `py::array_t` reaches for, on
-// both backends' `dltensor<...>` (a base class; `Derived` is the tensor class):
-//
-//   data(i, j)          pointer to an element (bounds-checked; fewer indices than dimensions: the rest 0)
-//   mutable_data(i, j)  the same, for writable tensors only (a compile error on read-only ones)
-//   at(i, j)            reference to an element, one index per dimension, bounds-checked
-//   mutable_at(i, j)    the same, writable tensors only
-//   adopt(std::move(v), shape)   a tensor over a container's memory, which the tensor takes over
-//   copy_of(data, shape)         a new tensor holding a copy of `data`, made now (array_t(n, ptr))
-//   copy_of(v), copy_of(rows)    the same, of a container (1-D) or a container of equal-length rows (2-D:
-//                                array_t(py::cast(vector<vector<T>>)); no rows: shape (0, 0))
-//   leading(rows)       a view of the first rows, keeping the owner (array_t's resize() to fewer rows)
-//
-// Out-of-range indices throw `std::out_of_range` (IndexError in Python). Members of array_t with no
-// equivalent (`request()`, byte `strides()`, ...) are compile errors that name the replacement.
-//
-// The views of `unchecked<N>()` / `mutable_unchecked<N>()` get the direct-access members of pybind11's
-// unchecked references (`view_members`, below): `data(i, j)`, `mutable_data(i, j)` (element pointers, one
-// index per dimension, unchecked as the views are) and `size()`.
+// dltensor/bindings/array_t_members.h: the members code written for pybind11's `py::array_t` reaches for
+// (`data(i, j)`, `at()`, `mutable_at()`, `adopt()`, `copy_of()`, `leading()`, `unchecked<N>()`), on both
+// backends' `dltensor<...>` (a base class; `Derived` is the tensor class). Reference §4 lists them.
 #pragma once
 
 #include <cstdint>
@@ -37,11 +21,8 @@
 
 namespace dlt {
 
-/// pybind11's direct-access members of `unchecked<N>()` / `mutable_unchecked<N>()` views, over a view
-/// `Derived` with `operator()(i, j)`, `ndim()`, `shape(i)` and `data()` (pointer to the first element):
-/// `data(i, j)` and `mutable_data(i, j)` point at element (i, j) (one index per dimension, no bounds
-/// check, as the views' `operator()`); `mutable_data` is a compile error on a read-only view; `size()`
-/// counts the elements.
+/// pybind11's direct-access members of `unchecked<N>()` views over `Derived`: `data(i, j)`, `mutable_data(i, j)`
+/// (one index per dimension, unchecked; a compile error on a read-only view) and `size()`.
 template <typename Derived, typename Scalar> struct view_members {  // a struct: public members only
     /// Pointer to element `indices` (pybind11's `unchecked_reference::data(i, j)`).
     template <typename... Ix, std::enable_if_t<(sizeof...(Ix) > 0), int> = 0> Scalar *data(Ix... indices) const {
@@ -230,10 +211,8 @@ public:
         }
     }
 
-    /// Allocates an uninitialized tensor of this type for C++ to fill and return (`py::array_t<T>(shape)`):
-    /// by the annotated framework (else NumPy on the CPU, PyTorch elsewhere: allocation.h), on the
-    /// annotated device (CPU when none) and `device_id`, in the annotated order. Needs a dtype. Throws the
-    /// backend's Python error when allocation fails, `std::invalid_argument` for a shape of another ndim.
+    /// An uninitialized tensor of this type for C++ to fill (`py::array_t<T>(shape)`), allocated as allocation.h
+    /// says; throws the backend's Python error, or `std::invalid_argument` for a shape of another ndim.
     DLTENSOR_HOT_INLINE static Derived empty(size_t ndim, const size_t *shape, int device_id = 0) {
         imported im;
         const int rc =
@@ -283,10 +262,8 @@ public:
         return d;
     }
 
-    /// A new tensor (allocated as `Derived::empty(shape)`: the annotated framework's, in the annotated
-    /// order) holding a copy, made now, of the `shape` elements at `data`, laid out in that order (C order
-    /// unless annotated `f_contig`), copied through the result's strides wherever its layout differs.
-    /// pybind11's `py::array_t<T>(n, ptr)`. CPU tensors only.
+    /// A new tensor (as `empty(shape)`) holding a copy, made now, of the `shape` elements at `data`, laid out
+    /// in the annotated order (C unless `f_contig`). pybind11's `py::array_t<T>(n, ptr)`; CPU tensors only.
     static Derived copy_of(const std::remove_const_t<Scalar> *data, std::initializer_list<size_t> shape) {
         return copy_of(data, shape.size(), shape.begin());
     }
@@ -311,11 +288,8 @@ public:
         return t;
     }
 
-    /// A new tensor (as `copy_of(data, shape)`) holding a copy, made now, of a container's elements: 1-D
-    /// for a container of the dtype (`std::vector<T>`, `std::array`, a C array), 2-D for a container of
-    /// rows that are such containers (`std::vector<std::vector<T>>`; pybind11's
-    /// `py::array_t<T>(py::cast(rows))`), shape (rows, row length); no rows make shape (0, 0) (NumPy would
-    /// make a 1-D (0,) array of `[]`). Rows of different lengths throw `std::invalid_argument`.
+    /// `copy_of(data, shape)` of a container: 1-D for a container of the dtype, 2-D (rows, row length) for a
+    /// container of such rows (no rows: shape (0, 0)); rows of different lengths throw `std::invalid_argument`.
     template <typename Container, typename = decltype(std::size(std::declval<const Container &>()))>
     static Derived copy_of(const Container &c) {
         using S = std::remove_cv_t<Scalar>;
@@ -358,11 +332,8 @@ public:
         }
     }
 
-    /// pybind11's `array_t::resize()` to fewer rows, for code that allocates for the most it may produce and
-    /// fills fewer: a view of the first `rows` entries along the first axis, over the same memory (no copy),
-    /// that keeps its owner. Returned to Python it is a view: NumPy's `.base` is the full allocation and
-    /// `owndata` is false. Throws `std::out_of_range` when `rows` exceeds `shape(0)`, `std::invalid_argument`
-    /// for a 0-d tensor. Not for `f_contig` tensors, whose leading rows are not column-major.
+    /// A view of the first `rows` along the first axis, keeping the owner (`array_t::resize()` to fewer rows).
+    /// Throws `std::out_of_range` past `shape(0)`, `std::invalid_argument` for a 0-d tensor; not `f_contig`.
     Derived leading(size_t rows) const {
         static_assert((char) Derived::Config::Order::value != 'F',
                       "py::dltensor::leading(): the leading rows of an f_contig tensor are not F-contiguous; "

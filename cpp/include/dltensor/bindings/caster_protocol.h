@@ -7,6 +7,8 @@
 #endif
 #include <Python.h>
 
+#include <utility>
+
 #include "../tensor/config.h"
 #include "../python/process_state.h"
 #include "../core/capsule_import.h"
@@ -42,6 +44,22 @@ private:
     PyObject *m_capsule = nullptr;  ///< the caller's raw capsule (borrowed)
     bool m_taken = false;
 };
+
+/// A caster's conversions to its parameter: `Type *`, `Type &` and `Type &&` of `VALUE` (a `Type &`), each
+/// marking its `m_consumed` taken first (the call goes ahead). `EXPLICIT`, `RVALUE`: the binding library's.
+#define DLTENSOR_TAKING_CONVERSIONS(Type, EXPLICIT, RVALUE, VALUE)                                                     \
+    EXPLICIT operator Type *() {                                                                                       \
+        m_consumed.take();                                                                                             \
+        return &(VALUE);                                                                                               \
+    }                                                                                                                  \
+    EXPLICIT operator Type &() {                                                                                       \
+        m_consumed.take();                                                                                             \
+        return VALUE;                                                                                                  \
+    }                                                                                                                  \
+    EXPLICIT operator Type &&() RVALUE {                                                                               \
+        m_consumed.take();                                                                                             \
+        return std::move(VALUE);                                                                                       \
+    }
 
 /// What a return does before any export, on both backends, for a `plan` (return_policy.h) of a tensor
 /// imported from `source` (NULL: made in C++).

@@ -1,11 +1,6 @@
-// dltensor/bindings/construction.h: C++ memory made into a tensor safely, for both backends' constructors.
-//
-// - `element_stride`: the type of a constructor's braced strides. Strides are counts of elements (signed);
-//   an unsigned value (typically `k * sizeof(T)`, pybind11 `array_t`'s byte strides) is a compile error.
-// - `container_owner`: moves a C++ container (`std::vector`, ...) into a Python object that frees it, so
-//   that a tensor over its memory can outlive the function that filled it (`dltensor<...>::adopt`).
-// - `DLTENSOR_OWNERLESS_MESSAGE`, `ownerless_allowed`: a constructor call that gives no owner is a compile
-//   error at the call's line (a warning there with `DLTENSOR_ALLOW_OWNERLESS`).
+// dltensor/bindings/construction.h: C++ memory made into a tensor safely, for both backends' constructors:
+// element-count strides (`element_stride`), a container moved into an owner (`container_owner`), and the
+// compile error for a constructor call without an owner (`DLTENSOR_OWNERLESS_MESSAGE`).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -24,11 +19,8 @@
 #include "../tensor/dlpack.h"
 #include "../python/keep_alive.h"
 
-/// Why a constructor call without an owner does not compile: its memory is read again when the tensor is
-/// returned (copied, under the default policy), after the function's locals are gone, so a local
-/// container's memory would be read after it is freed. The text names the safe spellings. Defining
-/// `DLTENSOR_ALLOW_OWNERLESS` (for code ported wholesale whose owner-less tensors all view static memory)
-/// turns the error into this warning (`-Wdeprecated-declarations`).
+/// Why a constructor call without an owner does not compile (the memory is read again on return, after the
+/// locals are gone); `DLTENSOR_ALLOW_OWNERLESS` turns the error into this warning.
 #define DLTENSOR_OWNERLESS_TEXT                                                                                        \
     "dltensor: a tensor without an owner views memory that must outlive the returned Python object; a "                \
     "local container is freed before the default return policy copies it (a use-after-free). Return "                  \
@@ -38,10 +30,8 @@
 /// The error's text: the warning's, and the opt-in.
 #define DLTENSOR_OWNERLESS_MESSAGE DLTENSOR_OWNERLESS_TEXT ". Defining DLTENSOR_ALLOW_OWNERLESS makes this a warning"
 
-// The error is reported at the call, the user's file and line: the `unavailable` attribute (GCC >= 12,
-// Clang) refuses the constructor where it is called, as `deprecated` warns there. Elsewhere (MSVC, older
-// GCC) the constructor's static_assert refuses it, reported inside this library's header with the call
-// among the instantiation notes; DLTENSOR_ALLOW_OWNERLESS's warning names the call's line on every compiler.
+// The error is reported at the user's call: `unavailable` (GCC >= 12, Clang), else the constructor's
+// static_assert.
 #if defined(DLTENSOR_ALLOW_OWNERLESS)
 #  define DLTENSOR_OWNERLESS [[deprecated(DLTENSOR_OWNERLESS_TEXT)]]
 #elif defined(__has_attribute)

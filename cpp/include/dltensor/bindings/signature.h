@@ -1,26 +1,6 @@
-// dltensor/bindings/signature.h: the signature text of a `dltensor<...>` parameter or return, built at compile time
-// as a valid Python annotation, one spelling for both backends (docs/reference.md §18):
-//
-//   typing.Annotated[<type>, dict(dtype='float32', shape=(None, 3), order='C', device='cpu', writable=False)]
-//
-// The dict names each annotation the C++ type carries that the leading type does not say: no `writable=True`
-// (as nanobind writes it, a tensor is writable unless `writable=False`), no `writable=False` for an
-// unannotated parameter (`ArrayLike` says it), no dtype the type names (NumPy's `NDArray[numpy.float32]`),
-// and no `typing.Annotated[...]` at all where nothing is left to name.
-//
-// <type> says what a type checker may pass or will get (python/dltensor/typing.py):
-// - a parameter with a framework annotation: that framework's type (`numpy.typing.NDArray[numpy.float32]`,
-//   `torch.Tensor`, `jax.Array`, ...), the tensors its exact pass binds;
-// - a parameter without one: `dltensor.typing.Array` (any DLPack or buffer-protocol object) when writable,
-//   `dltensor.typing.ArrayLike` (also `__array__` objects and nested sequences of numbers) when read-only;
-// - a return: its framework's type, `memoryview` for `py::memview`, `dltensor.Tensor` for `py::array_api`;
-//   without a framework annotation `dltensor.typing.DLPackArray`, since it may be a new `dltensor.Tensor`,
-//   the argument it was imported from (`f(x) is x`) or a tensor in the caller's framework (`empty_like()`,
-//   `return_like()`).
-// Where the binding library can name a type differently as parameter and return (nanobind >= 2.13,
-// pybind11 >= 3: "@parameter@return@", which their signatures resolve), the text holds both: what they
-// share once, each difference in such a segment (a shorter text compiles faster into every signature).
-// Backend-independent: no binding library (the framework names come from frameworks/registry.h).
+// dltensor/bindings/signature.h: the signature text of a `dltensor<...>` parameter or return, built at compile
+// time as a Python annotation (`typing.Annotated[<type>, dict(...)]`, reference §18), one spelling for both
+// backends; no binding library (framework names come from frameworks/registry.h).
 #pragma once
 
 #include <cstddef>
@@ -62,10 +42,8 @@ template <size_t Capacity> struct text_buffer {
 /// A signature text: at most 767 characters.
 using signature_text = text_buffer<768>;
 
-/// The signature text of a parameter or return with requirements `r` (its annotations: requirements.h) and
-/// framework annotation `framework` (its number: `array_api` too, which `r` leaves out): as a parameter, or
-/// (`both`) with what the two forms share once and each difference as "@parameter@return@", which the
-/// binding library resolves where the text is used.
+/// The signature text of a parameter or return with requirements `r` and framework number `framework`: as
+/// a parameter, or (`both`) with each difference as "@parameter@return@", which the binding library resolves.
 enum class signature_role { parameter, both };
 
 namespace detail {

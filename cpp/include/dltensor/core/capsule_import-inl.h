@@ -1,6 +1,4 @@
-// dltensor/core/capsule_import-inl.h: the bodies of capsule_import.h's core entry points,
-// listed in core/core-inl.h (config.h: DLTENSOR_CORE): compiled once in dltensor_core, or
-// header-only in every unit.
+// dltensor/core/capsule_import-inl.h: the bodies of capsule_import.h's core entry points (config.h: DLTENSOR_CORE).
 #pragma once
 
 #include "capsule_import.h"

@@ -1,14 +1,6 @@
-// dltensor/core/capsule_import.h: DLPack capsules in: reading one ("dltensor" / "dltensor_versioned"),
-// consuming it exactly once, the owner capsule that calls its deleter, and `__dlpack__` calls that make
-// one.
-//
-// Ownership rules, each pinned by a test (tests/test_import.py, test_bad_input.py):
-// - A capsule is consumed (renamed "used_dltensor[_versioned]", destructor cleared) only when the tensor
-//   is accepted; a rejected capsule is left untouched, so its producer still frees it.
-// - An accepted tensor's deleter runs exactly once, when the owner object returned here is freed; that
-//   is a Python object, so it is freed with the GIL held. The owner is a new capsule that calls the
-//   deleter, or, for a `__dlpack__` result that nobody else holds, that capsule itself (its producer's
-//   destructor calls the deleter; nothing else can reach it to consume it a second time).
+// dltensor/core/capsule_import.h: DLPack capsules in: read, consumed (renamed "used_dltensor[_versioned]") only
+// when accepted, their deleter called exactly once by an owner capsule (an unshared `__dlpack__` result is its own
+// owner), freed with the GIL; and the `__dlpack__` calls that make them.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -107,9 +99,8 @@ inline mismatch import_capsule_unlocked(PyObject *capsule, const requirements &r
     if (m != mismatch::none) return m;
 
     if (adopt && Py_REFCNT(capsule) == 1 && PyCapsule_GetDestructor(capsule)) {
-        // A fresh capsule from __dlpack__ that nobody else can reach becomes the owner: consumed as DLPack
-        // asks (renamed, so that no consumer that reaches it later, as a NumPy array's base, takes the
-        // tensor again), its deleter called by the owner's destructor exactly once.
+        // A fresh `__dlpack__` capsule nobody else can reach becomes the owner: renamed (consumed), its deleter
+        // called by the owner's destructor exactly once.
         using versioned_owner = dlpack::ManagedTensorVersioned;
         int renamed = PyCapsule_SetDestructor(
             capsule, versioned ? detail::owner_capsule_destructor<versioned_owner, call_deleter, owner_name_versioned>
@@ -150,12 +141,9 @@ inline mismatch import_capsule_unlocked(PyObject *capsule, const requirements &r
     return mismatch::none;
 }
 
-/// Reads a DLPack capsule ("dltensor" or "dltensor_versioned") and, when its tensor is valid and
-/// satisfies `r`, takes ownership: `out` receives the view and an owner, and the capsule is marked used.
-/// Anything else leaves the capsule untouched. `immutable`: the source forbids writes regardless of flags.
-/// `adopt`: the capsule is a `__dlpack__` result held only by the caller, which may keep it as the owner.
-/// On free-threaded builds the check and the consumption are one step under the capsule's critical
-/// section, so that of threads passing one capsule at once exactly one consumes it.
+/// Takes a DLPack capsule's tensor when valid and satisfying `r` (`out`: view and owner; the capsule marked used),
+/// else leaves the capsule untouched. `immutable`: the source forbids writes; `adopt`: an unshared `__dlpack__`
+/// result, which may become the owner. Free-threaded: one critical section, so one of racing threads consumes it.
 inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool immutable, bool adopt,
                                imported &out) noexcept {
 #ifdef Py_GIL_DISABLED
@@ -169,16 +157,14 @@ inline mismatch import_capsule(PyObject *capsule, const requirements &r, bool im
 #endif
 }
 
-/// Undoes import_capsule()'s consumption of the caller's raw `capsule`, whose tensor `owner` (the owner it
-/// made) holds: the owner no longer calls the deleter, and the capsule gets back its name and its
-/// producer's destructor, as if never imported. For a backend whose loaded argument is dropped without the
-/// call going ahead (overload resolution moved on), while nothing else holds the tensor. Needs the GIL.
+/// Undoes import_capsule()'s consumption of the raw `capsule` whose tensor `owner` holds: `owner` no longer calls
+/// the deleter; the capsule gets back its name and destructor. For an argument dropped before its call (overload
+/// resolution moved on) while nothing else holds the tensor. Needs the GIL.
 DLTENSOR_CORE void restore_consumed_capsule(PyObject *capsule, PyObject *owner) noexcept;
 
-/// The raw capsules consumed while one container argument (`std::vector`, `std::optional`, ... of tensors)
-/// loaded, whose tensors went into the container: handed back (restore_consumed_capsule()) when the
-/// container's caster is dropped without its value going to the call. The container's caster owns it and
-/// opens it for its load (consumed_capsules_scope); an element's caster notes into the open one.
+/// The raw capsules consumed while one container argument (`std::vector`, ... of tensors) loaded: restored when its
+/// caster is dropped without the value going to the call. Owned by the container's caster, opened for its load
+/// (consumed_capsules_scope); element casters note into the open one.
 class consumed_capsules {
 public:
     consumed_capsules() = default;
@@ -202,7 +188,7 @@ public:
     /// Notes that `capsule` was consumed, its tensor now held by `owner` (both kept until the end).
     void note(PyObject *capsule, PyObject *owner) noexcept {
         entry *e = new (std::nothrow) entry{capsule, owner, m_first};
-        if (!e) return;  // out of memory: that capsule stays consumed, as before this list existed
+        if (!e) return;  // out of memory: that capsule stays consumed
         Py_INCREF(capsule);
         Py_INCREF(owner);
         m_first = e;
@@ -244,10 +230,9 @@ inline void note_consumed_capsule(PyObject *capsule, PyObject *owner) noexcept {
     if (list && (const void *) PyEval_GetFrame() == list->frame()) list->note(capsule, owner);
 }
 
-/// Calls `src.__dlpack__(max_version=(1, minor))`, falling back to `src.__dlpack__()` for producers that
-/// predate `max_version` (they raise TypeError). `method` is `__dlpack__` as found on the type: a plain
-/// function or method descriptor is called directly with `src` as its first argument, skipping the
-/// attribute lookup. Empty, with no error set, on failure (producer_error.h keeps what it raised).
+/// `src.__dlpack__(max_version=(1, minor))`, else `src.__dlpack__()` where that raises TypeError. `method`: the type's
+/// `__dlpack__` (a function or method descriptor is called directly). Empty, with no error set, on failure
+/// (producer_error.h keeps what it raised).
 inline py_ref call_dlpack(PyObject *src, PyObject *method) noexcept {
     const py_names &c = py_names::get();
     if (!c.ok()) return py_ref();

@@ -1,7 +1,6 @@
-// dltensor/core/conversion.h: copies for read-only parameters that allow conversion: the producer's own
-// conversion (its framework's `convert` hook, frameworks/; any array-API library's `xp.astype`), and `numpy.asarray` for objects that are no tensor
-// (lists, tuples, numbers, `__array__` objects). Never on the argument hot path: only after a tensor was
-// refused.
+// dltensor/core/conversion.h: copies for read-only parameters that allow conversion, made after a refusal: the
+// producer's own (its framework's `convert` hook, an array-API `xp.astype`), and `numpy.asarray` for objects that
+// are no tensor (lists, tuples, numbers, `__array__` objects).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -76,13 +75,9 @@ inline py_ref convert_through_numpy_dlpack(PyObject *src, const conversion_reque
     return arr ? astype_copy(arr.get(), c) : py_ref();
 }
 
-/// Asks the producer for a copy of `src` with the dtype and order that `r` needs, on the same device: its
-/// framework's `convert` hook (NumPy's C API or `astype`, CuPy `astype`, PyTorch `.to()`, JAX `astype` or
-/// NumPy, TensorFlow `tf.cast`, Paddle `astype`); other array-API objects `xp.astype`; plain buffers go
-/// through NumPy (as a memoryview of their bytes); any other DLPack producer on the CPU through
-/// `numpy.from_dlpack`. `f`: the producer's framework (NULL: none). `seen`: the refused tensor's dtype;
-/// `why`: why it was refused; `on_cpu`: it lives on the CPU. Empty, with no error set, when the producer
-/// cannot convert.
+/// A copy of `src` with the dtype and order `r` needs, on its device: `f`'s `convert` hook (`f`: its framework, NULL:
+/// none), else `xp.astype`, or NumPy for plain buffers and CPU DLPack producers. `seen`: the refused dtype; `why`:
+/// the refusal; `on_cpu`: it lives on the CPU. Empty, with no error set, when the producer cannot convert.
 inline py_ref convert_with_producer(PyObject *src, const framework *f, bool is_buffer, const requirements &r,
                                     dlpack::DataType seen, mismatch why, bool on_cpu = false) noexcept {
     char name[dtype_name_capacity];
@@ -96,21 +91,18 @@ inline py_ref convert_with_producer(PyObject *src, const framework *f, bool is_b
     py_ref res;
     if (f && f->convert) {
         res = f->convert(src, c);
-    } else if (is_buffer) {  // bytes, array.array, memoryview: NumPy reads the buffer (a memoryview, so
-                             // that `bytes` is its bytes, not one string) and converts
+    } else if (is_buffer) {  // bytes, array.array, memoryview: NumPy converts a memoryview of it
         const py_ref view(PyMemoryView_FromObject(src));
         if (view) res = convert_through_numpy(view.get(), c);
     } else {
-        // A copy in an order, on the CPU: NumPy's (`xp.astype` keeps the layout, and the array API has no
-        // way to ask for another); else, or where NumPy cannot import it, `xp.astype`.
+        // A CPU copy in an order: NumPy's (`xp.astype` cannot ask for one); else `xp.astype`.
         const bool ordered_by_numpy = on_cpu && c.order != 'K';
         if (ordered_by_numpy) res = convert_through_numpy_dlpack(src, c);
         if (!res && !(PyErr_Occurred() && error_must_reach_caller())) {
             PyErr_Clear();
             res = c.dtype() ? convert_through_array_api(src, c.dtype()) : py_ref();
         }
-        // Any other DLPack producer on the CPU (pyarrow, a dltensor.Tensor, ...): NumPy imports it
-        // (numpy.from_dlpack) and converts (once more, in vain, where it already failed above).
+        // Any other CPU DLPack producer (pyarrow, a dltensor.Tensor, ...): numpy.from_dlpack, then converted.
         if (!res && on_cpu && PyErr_Occurred() && !error_must_reach_caller()) {
             PyErr_Clear();
             res = convert_through_numpy_dlpack(src, c);

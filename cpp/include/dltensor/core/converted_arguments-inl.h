@@ -1,6 +1,4 @@
-// dltensor/core/converted_arguments-inl.h: the bodies of converted_arguments.h's core entry points,
-// listed in core/core-inl.h (config.h: DLTENSOR_CORE): compiled once in dltensor_core, or
-// header-only in every unit.
+// dltensor/core/converted_arguments-inl.h: the bodies of converted_arguments.h's core entry points (DLTENSOR_CORE).
 #pragma once
 
 #include "converted_arguments.h"

@@ -1,8 +1,6 @@
-// dltensor/core/converted_arguments.h: the arguments of this thread's calls in progress whose tensor is not
-// the caller's object's memory (a converted copy, or a raw capsule's tensor, which the capsule no longer
-// owns once consumed). A backend whose `reference_internal` parent is the first argument (pybind11's,
-// also for functions) keeps such a tensor's owner with the view as well: the parent keeps nothing of it
-// alive.
+// dltensor/core/converted_arguments.h: the arguments of this thread's calls in progress whose tensor is not the
+// caller's object's memory (a converted copy, a consumed raw capsule's tensor): a `reference_internal` view whose
+// parent is such an argument (pybind11) also keeps the tensor's owner.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -14,9 +12,8 @@
 
 namespace dlt {
 
-/// One argument of a call in progress: the caller's object and the owner of the tensor bound instead. The
-/// backend's argument caster holds it, so it lives exactly as long as the call's arguments (on pybind11,
-/// until after the return's cast): no allocation.
+/// One argument of a call in progress: the caller's object and the owner of the tensor bound instead. Held by the
+/// argument's caster (no allocation), so it lives as long as the call's arguments (pybind11: past the return's cast).
 struct converted_argument {
     PyObject *argument = nullptr;        ///< the caller's object (borrowed: the call holds it)
     PyObject *owner = nullptr;           ///< keeps the tensor bound for `argument` alive (a reference)
@@ -38,8 +35,7 @@ inline void remember_converted_argument(converted_argument &a, PyObject *argumen
     detail::converted_arguments() = &a;
 }
 
-/// Forgets `a` (wherever it is in the thread's list; nothing when it remembers nothing) and releases its
-/// owner.
+/// Forgets `a` (anywhere in the thread's list; nothing when it remembers nothing) and releases its owner.
 inline void forget_converted_argument(converted_argument &a) noexcept {
     if (!a.owner) return;
     for (converted_argument **p = &detail::converted_arguments(); *p; p = &(*p)->next)

@@ -1,5 +1,4 @@
-// dltensor/core/exchange-inl.h: the bodies of exchange.h's core entry points (config.h: DLTENSOR_CORE),
-// listed in core/core-inl.h: compiled once in dltensor_core, or header-only in every unit.
+// dltensor/core/exchange-inl.h: the bodies of exchange.h's core entry points (config.h: DLTENSOR_CORE).
 #pragma once
 
 #include "exchange.h"

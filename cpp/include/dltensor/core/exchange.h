@@ -1,5 +1,5 @@
-// dltensor/core/exchange.h: the DLPack C exchange API (`type(t).__dlpack_c_exchange_api__`) as a consumer uses
-// it: per-type discovery and framework-side allocation (frameworks/pytorch_checks.h: what PyTorch needs beyond it).
+// dltensor/core/exchange.h: the DLPack C exchange API (`type(t).__dlpack_c_exchange_api__`) as a consumer uses it:
+// per-type discovery and framework-side allocation (frameworks/pytorch_checks.h: what PyTorch needs beyond it).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -58,10 +58,9 @@ inline dlpack::ManagedTensorVersioned *allocate(const dlpack::ExchangeAPI *api, 
     return out;
 }
 
-/// `empty()` through a framework's exchange API allocator: fills `out` (view of `out.shape[0..ndim)` in
-/// `order`, the managed tensor's owner, the device's current stream). The allocators allocate row-major, so
-/// an 'F' tensor is a C allocation of the reversed shape seen through its transpose (its strides are in
-/// `out.strides`). 0, or -1 with a Python error set.
+/// `empty()` through a framework's exchange API allocator: fills `out` (a view of `out.shape[0..ndim)` in `order`, its
+/// owner, the device's current stream). The allocators are row-major: an 'F' tensor is the transpose of a C one of
+/// the reversed shape (strides in `out.strides`). 0, or -1 with a Python error set.
 inline int allocate_through_exchange_api(const dlpack::ExchangeAPI *api, dlpack::DataType dtype, size_t ndim,
                                          dlpack::Device device, char order, imported &out) noexcept {
     const bool transposed = order == 'F' && ndim > 1;

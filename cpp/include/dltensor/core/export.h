@@ -1,8 +1,6 @@
-// dltensor/core/export.h: C++ -> Python, for both backends (return_policy.h decides what a return exports).
-// A `tensor_handle` becomes a DLPack managed tensor, a small Python object with `__dlpack__` and
-// `__dlpack_device__` (what a return without a framework annotation gives), or a memoryview; a
-// framework's tensor through its own import route, in its file (frameworks/; export_tensor() dispatches
-// in frameworks/registry.h) over the mechanisms here.
+// dltensor/core/export.h: C++ -> Python for both backends: a `tensor_handle` as a DLPack capsule, a `dltensor.Tensor`
+// (a return without a framework) or a memoryview, and the mechanisms frameworks' exports use (export_tensor():
+// frameworks/registry.h; what a return exports: return_policy.h).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -106,10 +104,8 @@ struct exported_object {
     bool immutable_consumer;
 };
 
-/// Python frees the object, so the interpreter runs and this thread holds its GIL, also while it finalizes
-/// (when Py_IsInitialized() is already false, and dec_ref() would leave the owner to the ending process):
-/// the tensor is released as a return's is. An object kept at exit (a NumPy array over its buffer, as the
-/// public route makes) so releases its owner, a `reference_internal` parent too, as the C API route's array does.
+/// Python frees the object, so this thread holds the GIL, also while the interpreter finalizes: the tensor is released
+/// as a return's is (dec_ref_in_entered_interpreter()), so an object kept at exit still releases its owner.
 inline void exported_dealloc(PyObject *self) noexcept {
     auto *o = reinterpret_cast<exported_object *>(self);
     PyTypeObject *tp = Py_TYPE(self);
@@ -245,8 +241,7 @@ inline PyObject *exported_dlpack_device(PyObject *self, PyObject *) noexcept {
 inline const char *buffer_format(const dlpack::Tensor &t) noexcept {
     if (t.device.device_type != dlpack::cpu || t.dtype.lanes != 1) return nullptr;
     const uint8_t b = t.dtype.bits;
-    // 64-bit: "l" where long has 64 bits, so that NumPy reads numpy.int64 (its default integer), not
-    // numpy.longlong (an equal dtype with another scalar type).
+    // 64-bit: "l" where long has 64 bits, so that NumPy reads numpy.int64, not numpy.longlong.
     const char *const ints[4] = {"b", "h", "i", sizeof(long) == 8 ? "l" : "q"};
     const char *const uints[4] = {"B", "H", "I", sizeof(long) == 8 ? "L" : "Q"};
     const int width = b == 8 ? 0 : b == 16 ? 1 : b == 32 ? 2 : b == 64 ? 3 : -1;
@@ -318,8 +313,8 @@ inline int exported_getbuffer(PyObject *self, Py_buffer *view, int flags) noexce
 
 inline void exported_releasebuffer(PyObject *, Py_buffer *view) noexcept { PyMem_Free(view->internal); }
 
-/// The type, created once per extension module and interpreter (process_state.h); NULL, with the error set, when it
-/// could not be created (out of memory at the first export).
+/// The type, created once per extension module and interpreter (process_state.h); NULL, with the error set, when
+/// it could not be created (out of memory at the first export).
 struct exported_type_state {
     PyTypeObject *type = nullptr;
     void release() noexcept { Py_CLEAR(type); }
@@ -393,10 +388,9 @@ inline bool needs_adapted_export(const framework &f, const tensor_handle *h) noe
 }
 
 namespace detail {
-/// Exports `h` to `f` (its `to_python`) over a view adapted to what `f` mishandles: the `byte_offset`
-/// folded into `data` where `f` ignores or refuses it, and kept alive by an owner that releases `h` after
-/// `f`'s deleter returned where that deleter is not re-entrant (deferred_release.h); else kept by the
-/// owner of `h`. New reference, or NULL with an error set.
+/// Exports `h` to `f` (`to_python`) over a view adapted to what `f` mishandles: `byte_offset` folded into `data`
+/// where `f` ignores it; kept by a deferred-release owner where `f`'s deleter is not re-entrant (deferred_release.h),
+/// else by the owner of `h`. New reference, or NULL with an error set.
 DLTENSOR_CORE PyObject *export_adapted(tensor_handle *h, const framework &f, bool copy) noexcept;
 }  // namespace detail
 
@@ -407,8 +401,7 @@ DLTENSOR_HOT_INLINE PyObject *export_through_exchange_api(const dlpack::Exchange
     if (!mt) return nullptr;
     void *o = nullptr;
     if (api->managed_tensor_to_py_object_no_sync(mt, &o) != 0 || !o) {
-        // Whether a failing producer already took the tensor is unspecified: leak it rather than risk a
-        // double free (failing means an unsupported dtype or device, which the annotations exclude).
+        // A failing producer may have taken the tensor: leaked rather than risk a double free.
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_RuntimeError, "dltensor: export through the DLPack exchange API failed");
         return nullptr;

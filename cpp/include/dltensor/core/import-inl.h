@@ -1,5 +1,4 @@
-// dltensor/core/import-inl.h: the bodies of import.h's core entry points (config.h: DLTENSOR_CORE),
-// listed in core/core-inl.h: compiled once in dltensor_core, or header-only in every unit.
+// dltensor/core/import-inl.h: the bodies of import.h's core entry points (config.h: DLTENSOR_CORE).
 #pragma once
 
 #include "import.h"
@@ -14,9 +13,8 @@ namespace dlt {
 
 namespace detail {
 
-/// Route `exchange`: a non-owning view through the type's exchange API; the owner is the tensor object
-/// itself. This pins the tensor as firmly as an owning export would (both hold the tensor, not a
-/// separate copy of its storage), without allocating.
+/// Route `exchange`: a non-owning view through the type's exchange API, kept alive by the tensor object itself
+/// (without the table's view entry: an owning export).
 DLTENSOR_HOT_INLINE mismatch import_exchange(PyObject *src, const producer_info &info, const requirements &r,
                                              imported &out) noexcept {
     const dlpack::ExchangeAPI *api = info.api;
@@ -63,20 +61,16 @@ DLTENSOR_HOT_INLINE mismatch import_exchange(PyObject *src, const producer_info 
     return mismatch::none;
 }
 
-/// Route `framework_reader` (the framework's reader of its C structures: NumPy's, frameworks/numpy_arrays.h): the
-/// object itself is the owner, so the view stays valid as long as the tensor does (NumPy refuses to resize
-/// an array that others reference). `exact`: only the framework's main type (`numpy.ndarray` itself); else
-/// also what only this reader can read (ml_dtypes' bfloat16 and float8, which have no public route).
-/// `read`: the framework's `read` hook, or (registry.h: inlined_reader) that function itself, so that it inlines.
+/// Route `framework_reader` (NumPy's, frameworks/numpy_arrays.h): owned by the object itself. `exact`: only the main
+/// type (`numpy.ndarray`); else also what only this reader reads (ml_dtypes' arrays). `read`: the `read` hook, or
+/// (registry.h: inlined_reader) that function itself, so that it inlines.
 template <typename Read>
 inline mismatch import_own(PyObject *src, Read &&read, const requirements &r, imported &out,
                            bool exact = true) noexcept {
     dlpack::Tensor &t = out.tensor;  // filled in place (every field): no copy of the view on the hot path
     bool read_only;
     if (!read(src, t, out.shape, out.strides, read_only, exact)) return mismatch::invalid;
-    // No validate(): the reader's view satisfies it by construction. NumPy's bounds ndim and admits only
-    // supported dtypes on the CPU; NumPy itself keeps extents non-negative, the byte size within an intp,
-    // and the data pointer non-NULL.
+    // No validate(): the reader's view satisfies it by construction.
     out.seen = t.dtype;
     mismatch m = check_and_record(r, t, read_only);
     if (m != mismatch::none) return m;

@@ -15,11 +15,8 @@
 
 namespace dlt {
 
-/// The result of an import. Only `seen` is meaningful when a route refuses the tensor.
-///
-/// Built on every argument's hot path, so nothing here is larger than 32 bytes to clear or copy: compilers
-/// optimizing for size (nanobind's default, `-Os`) clear and copy larger structures with `rep stos` /
-/// `rep movs`, whose start-up costs more than the rest of a NumPy argument's checks.
+/// The result of an import; only `seen` is meaningful when a route refuses the tensor. On every argument's hot path:
+/// nothing over 32 bytes is cleared or copied (docs/architecture.md: hot paths under `-Os`).
 struct imported {
     /// The validated view; strides may be NULL (C order). Set by the route that accepts it, and not read
     /// otherwise (left uninitialized until then).

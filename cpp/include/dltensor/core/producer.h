@@ -24,17 +24,15 @@ namespace dlt {
 /// type takes `portable`. import.h implements each.
 enum class route : uint8_t {
     exchange,          ///< the type's DLPack C exchange API (PyTorch, Paddle): a non-owning view, no Python call
-    framework_reader,  ///< the framework's own reader of its C structures (NumPy: exact `numpy.ndarray`s), else `portable`
+    framework_reader,  ///< the framework's reader of its C structures (NumPy: exact `numpy.ndarray`s), else `portable`
     portable,          ///< `__dlpack__` (or the framework's export hook: jaxlib's), else the buffer protocol
 };
 
 namespace detail {
 
-/// The public, module-qualified name of a type, for explanations: its framework's public type where it
-/// names one and the class is the framework's (`jax.Array` and `tensorflow.Tensor` for those frameworks'
-/// private array types, `torch.Tensor`), else `module.Name` (`numpy.ndarray`, `dltensor.Tensor`, a user's
-/// subclass), builtins unqualified (`list`, `PyCapsule`). `f`: the type's framework (producer.h's entry),
-/// NULL for none. Refusal path only; leaves no error set.
+/// A type's public, module-qualified name for explanations: its framework's public type for the framework's classes
+/// (`jax.Array` for jaxlib's private ones), else `module.Name`, builtins unqualified (`list`). `f`: the type's
+/// framework, NULL for none. Refusal path only; leaves no error set.
 inline void public_type_name(PyTypeObject *tp, const framework *f, char *out, std::size_t size) noexcept {
     const char *name = tp->tp_name;
     py_ref holder;
@@ -45,8 +43,7 @@ inline void public_type_name(PyTypeObject *tp, const framework *f, char *out, st
             m = nullptr, name = f->public_type;
     }
     if (m && std::strcmp(m, "builtins") == 0) m = nullptr;
-    // "module.name", truncated to `size` (no snprintf: its format parsing costs a refused overload as much
-    // as the rest of the refusal)
+    // "module.name", truncated to `size` (no snprintf: too slow for a refused overload)
     std::size_t n = 0;
     bool cut = false;
     auto put = [&](const char *text) {
@@ -71,9 +68,8 @@ inline bool has_buffer_protocol(PyTypeObject *tp) noexcept {
     return tp->tp_as_buffer && tp->tp_as_buffer->bf_getbuffer;
 }
 
-/// What `producer_of` learns of a type it has not seen: classified by the first type in its MRO that a
-/// framework defines (a user's `class T(torch.Tensor)`, torchvision's tv_tensors, `np.matrix` are their
-/// base framework's tensors), then by that framework's `classify` hook. May run Python (`__module__`
+/// What `producer_of` learns of a new type: classified by the first type in its MRO that a framework defines (a
+/// user's `class T(torch.Tensor)`, `np.matrix`), then by that framework's `classify` hook. May run Python (`__module__`
 /// lookups); leaves no error set.
 inline producer_info classify_type(PyTypeObject *tp) noexcept {
     producer_info info;
@@ -161,10 +157,8 @@ private:
 inline producer_cache producer_cache::main{};
 
 #ifdef Py_GIL_DISABLED
-/// Free-threaded builds: each thread's last answer, read without the cache's lock (a lock taken by every
-/// argument of every thread made two threads slower than one: bench/free_threaded.py). Valid while no cache
-/// has dropped a type since it was taken (`producer_cache_drops`): an entry's type is then still held by its
-/// cache, so a type at the same address is the same type, and `cache` is the same live cache.
+/// Free-threaded builds: each thread's last answer, read without the cache's lock. Valid while no cache dropped a
+/// type since it was taken (`producer_cache_drops`): its type is still held, so the same address is the same type.
 struct producer_of_this_thread {
     const producer_cache *cache = nullptr;
     PyTypeObject *type = nullptr;
@@ -184,10 +178,8 @@ inline void producer_cache::release() noexcept {
     for (entry &e : entries) Py_CLEAR(e.type);
 }
 
-/// Per-type producer lookup through the cache. Returns false, caching nothing, for a type with neither
-/// `__dlpack__` nor the buffer protocol (not a tensor type at all). Always inlined: every argument's hot
-/// path (import_tensor()) takes it, and a second caller (of_annotated_framework()) must not make the
-/// compiler leave it out of line.
+/// Per-type producer lookup through the cache. False, caching nothing, for a type with neither `__dlpack__` nor the
+/// buffer protocol. Always inlined: every argument's hot path (import_tensor()) takes it.
 DLTENSOR_HOT_INLINE bool producer_of(PyTypeObject *tp, producer_info &info) noexcept {
     producer_cache &c = producer_cache::get();
 #ifdef Py_GIL_DISABLED

@@ -1,6 +1,4 @@
-// dltensor/core/refusal_errors-inl.h: the bodies of refusal_errors.h's core entry points,
-// listed in core/core-inl.h (config.h: DLTENSOR_CORE): compiled once in dltensor_core, or
-// header-only in every unit.
+// dltensor/core/refusal_errors-inl.h: the bodies of refusal_errors.h's core entry points (config.h: DLTENSOR_CORE).
 #pragma once
 
 #include "refusal_errors.h"
@@ -23,9 +21,8 @@ struct explained_function {
     vectorcallfunc original;
 };
 
-/// The functions explain_refusals() took over, sorted by address. Replaced whole when functions are added
-/// (at module initialization, one writer at a time); a replaced table is kept, since a call on another
-/// thread may still be reading it (a few bytes per function, once).
+/// The functions explain_refusals() took over, sorted by address. Replaced whole when functions are added (one writer
+/// at a time); a replaced table is never freed: another thread's call may still read it.
 DLTENSOR_CORE std::atomic<const std::vector<explained_function> *> &explained_functions() noexcept {
     static std::atomic<const std::vector<explained_function> *> table{nullptr};
     return table;

@@ -1,10 +1,6 @@
-// dltensor/core/refusal_log.h: the arguments a binding refused on this thread, kept for Python to read.
-//
-// A backend's caster calls `log_refusal()` when it refuses an argument (never on success): the importer's
-// record (refusal.h) goes into a small per-thread ring with the object's address and the parameter's
-// signature text. The first refusal in an extension module registers a reader function in the module
-// `_dltensor_refusals` (`readers`, a list), where `dltensor.explain()` and `dltensor.refusals()` find it:
-// each extension module keeps its own records, read on the calling thread.
+// dltensor/core/refusal_log.h: the arguments a binding refused on this thread, for `dltensor.explain()` and
+// `dltensor.refusals()`: log_refusal() keeps each in a per-thread ring; a module's first refusal registers its reader
+// in `_dltensor_refusals.readers`. Each extension module keeps its own records.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -26,9 +22,7 @@ namespace dlt {
 /// The ring of a thread's recent refusals (oldest overwritten first).
 struct refusal_log {
     static constexpr unsigned capacity = 32;
-    /// A slot holds a refusal once written (the `count` most recent are); until then nothing, so that the
-    /// thread-local ring is all zero bits and costs the module file no initial image (.tbss, not 14 KB of
-    /// .tdata: `refusal`'s defaults are not all zero).
+    /// A slot holds a refusal once written (the `count` most recent do), else nothing: the ring is zero bits (.tbss).
     union slot {
         char unwritten;
         refusal r;
@@ -68,11 +62,9 @@ inline const char *mismatch_name(mismatch m) noexcept {
     return "invalid";
 }
 
-/// `reader(clear=False)`: this thread's refusals in this module, oldest first, as dicts {"object": id,
-/// "type", "kind", "explanation", "signature", "convert", "writable", "when"} ("signature": the parameter's
-/// whole signature text, see log_refusal(); "convert": the attempt allowed conversion; "writable": the
-/// parameter is writable; "when": steady_clock nanoseconds, to order several modules' records); `clear`
-/// empties the ring after reading.
+/// `reader(clear=False)`: this thread's refusals in this module, oldest first, as dicts {"object": id, "type", "kind",
+/// "explanation", "signature" (whole text), "convert" (conversion allowed), "writable" (the parameter), "when"
+/// (steady_clock ns, to order several modules' records)}; `clear` empties the ring after reading.
 inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nargs) noexcept {
     const bool clear = nargs > 0 && PyObject_IsTrue(args[0]) == 1;
     refusal_log &log = refusal_log::of_this_thread();
@@ -105,9 +97,8 @@ inline PyObject *read_refusals(PyObject *, PyObject *const *args, Py_ssize_t nar
     return list;
 }
 
-/// This module's reader, in the interpreter's `_dltensor_refusals.readers` (process_state.h: once per
-/// module and interpreter). Errors are cleared: the explanation is a convenience, never a reason for a
-/// call to fail.
+/// This module's reader, in the interpreter's `_dltensor_refusals.readers` (process_state.h: once per module and
+/// interpreter). Errors are cleared: the explanation never makes a call fail.
 struct refusal_reader {
     bool registered = false;
     static refusal_reader make() noexcept {
@@ -133,10 +124,8 @@ inline void register_refusal_reader() noexcept { (void) process_state<refusal_re
 
 }  // namespace detail
 
-/// Keeps the importer's last refusal (refusal.h) for `src`, refused by a parameter whose signature text is
-/// `signature` (static storage; "...@parameter@return@..." where the backend names both, signature.h: the reader
-/// hands it to Python whole, and dltensor.explain() finds the parameter under either form, since pybind11
-/// shows a `.noconvert()` argument in its return form). Refusal path only; needs the GIL.
+/// Keeps the importer's last refusal (refusal.h) of `src` by the parameter whose signature text is `signature`
+/// (static storage; whole, "@parameter@return@" segments too: signature.h). Refusal path only; needs the GIL.
 DLTENSOR_CORE void log_refusal(PyObject *src, const char *signature) noexcept;
 
 /// The parameter's form of a signature text: each "@parameter@return@" segment (signature.h) without the

@@ -1,6 +1,4 @@
-// dltensor/core/return_policy-inl.h: the bodies of return_policy.h's core entry points,
-// listed in core/core-inl.h (config.h: DLTENSOR_CORE): compiled once in dltensor_core, or
-// header-only in every unit.
+// dltensor/core/return_policy-inl.h: the bodies of return_policy.h's core entry points (config.h: DLTENSOR_CORE).
 #pragma once
 
 #include "return_policy.h"

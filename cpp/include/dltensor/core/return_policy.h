@@ -1,15 +1,5 @@
-// dltensor/core/return_policy.h: what returning a tensor to Python does, decided once for both backends. A
-// backend maps its return-value policy to `return_policy`, asks `plan_return()` what to do, and hands
-// anything to export to `export_planned()` (export.h does the exporting).
-//
-// The rules (docs/reference.md §13), each pinned by a test in tests/test_identity.py or test_export.py:
-// - A tensor imported from Python goes back as the caller's own object (`f(x) is x`) unless the policy
-//   copies or the annotation names another framework than the source's.
-// - The copy policies copy into the annotated framework, else into the source's; with neither, they fail
-//   (export.h: `no_framework_to_copy_into`).
-// - `automatic` copies a tensor without an owner (memory C++ may free) and views an owned one.
-// - `reference_internal` views, and the view also keeps the parent (`self`) alive; without a parent it is
-//   `automatic`.
+// dltensor/core/return_policy.h: what returning a tensor does (docs/reference.md §13), decided once for both
+// backends: a backend maps its policy to `return_policy`, asks `plan_return()`, and exports with `export_planned()`.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -70,11 +60,9 @@ struct return_plan {
     bool keep_parent;  ///< the exported view's owner also keeps the parent alive
 };
 
-/// Decides a return. `valid`: the tensor holds memory. `owned`: an owner keeps that memory alive
-/// (imported, allocated, or given one). `annotated`: the return type's framework tag (0: none).
-/// `has_source`: the tensor was imported from a Python object of framework `source_framework`.
-/// `has_parent`: the binding library passes a parent (`self`); without one, `view_internal` is
-/// `automatic` (a view of memory nothing keeps alive would dangle).
+/// Decides a return: the source object (`f(x) is x`) unless copying or another framework is annotated; else an
+/// export into `annotated` (0: none) or the source's framework, or `None` when not `valid`. `owned`: an owner keeps
+/// the memory alive (else `automatic` copies). Without `has_parent` (`self`), `view_internal` is `automatic`.
 constexpr return_plan plan_return(return_policy policy, bool valid, bool owned, int annotated, bool has_source,
                                   int source_framework, bool has_parent) noexcept {
     if (policy == return_policy::view_internal && !has_parent) policy = return_policy::automatic;

@@ -1,8 +1,6 @@
-// dltensor/frameworks/framework.h: what one framework file provides. Each framework (NumPy, PyTorch, JAX,
-// TensorFlow, CuPy, MLX, PaddlePaddle) is one header in this folder that defines its number, its return
-// tag and one `framework` record: how its objects are recognised and the hooks through which import,
-// conversion, export and allocation reach its specifics. frameworks/registry.h lists the records; nothing
-// outside this folder names a framework's module or types, except the backends' tags and explanations.
+// dltensor/frameworks/framework.h: what one framework file provides: its number, return tag and one
+// `framework` record (recognition, and the hooks through which import, conversion, export and allocation
+// reach the framework). frameworks/registry.h lists the records.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -107,10 +105,8 @@ struct framework {
     /// Its checks beyond DLPack on a view the exchange route read: a `mismatch` (none to go on).
     mismatch (*check_view)(PyObject *src, const producer_info &info, const requirements &r,
                            const dlpack::Tensor &t) noexcept;
-    /// The portable route's export, instead of calling `__dlpack__` (`method`, found on the type):
-    /// `capsule` receives it, or stays empty (then the buffer protocol is tried); a mismatch other than
-    /// none refuses; `seen` then receives the tensor's dtype where the hook found it without an export
-    /// (PyTorch's lazy views: what a conversion starts from). NULL hook: `__dlpack__` is called.
+    /// The portable route's export instead of calling `__dlpack__` (`method`): fills `capsule`, or leaves it
+    /// empty (buffer protocol next); a mismatch refuses, with `seen` the dtype found (NULL hook: `__dlpack__`).
     mismatch (*export_capsule)(PyObject *src, const producer_info &info, const requirements &r, PyObject *method,
                                py_ref &capsule, dlpack::DataType &seen) noexcept;
     /// C++ may write into `src` (accepted for a writable parameter): tell the framework, as an in-place

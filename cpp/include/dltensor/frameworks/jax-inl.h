@@ -1,5 +1,4 @@
-// dltensor/frameworks/jax-inl.h: the bodies of jax.h's core entry points (config.h: DLTENSOR_CORE),
-// listed in core/core-inl.h: compiled once in dltensor_core, or header-only in every unit.
+// dltensor/frameworks/jax-inl.h: the bodies of jax.h's core entry points (DLTENSOR_CORE).
 #pragma once
 
 #include "jax.h"
@@ -51,12 +50,9 @@ struct jax_entry_points {
     }
 };
 
-/// JAX: turns an unversioned DLPack capsule of CPU memory into a `jax.Array` through jaxlib's
-/// `dlpack_managed_tensor_to_buffer` (about 2.5 us), skipping `jax.dlpack.from_dlpack`'s Python
-/// wrapper (about 17 us); zero-copy when the data is 64-byte aligned, a copy otherwise, as the public
-/// route. Returns NULL with no error set when the shortcut does not apply (jaxlib without the 5-argument
-/// entry point, 64-bit dtypes that JAX canonicalizes when x64 is off, non-CPU devices): use the public
-/// route then. Returns NULL with an error set when the call itself failed.
+/// JAX: an unversioned DLPack capsule of CPU memory as a `jax.Array` through jaxlib's `dlpack_managed_tensor_to_buffer`
+/// (zero-copy when 64-byte aligned, else a copy). NULL, no error set: not applicable (older jaxlib, 64-bit dtypes,
+/// which JAX canonicalizes without x64, non-CPU): take the public route. NULL with an error set: the call failed.
 inline PyObject *jax_array_from_capsule(PyObject *capsule, dlpack::DataType dtype, int32_t device_type) noexcept {
     if (device_type != dlpack::cpu) return nullptr;
     const bool canonicalized =
@@ -72,18 +68,15 @@ inline PyObject *jax_array_from_capsule(PyObject *capsule, dlpack::DataType dtyp
     return PyObject_Vectorcall(jax.to_buffer, args, 5, nullptr);
 }
 
-/// JAX: a DLPack capsule for a single-device CPU `jax.Array` through jaxlib's
-/// `buffer_to_dlpack_managed_tensor` (about 0.35 us) instead of `Array.__dlpack__`, whose Python
-/// wrapper costs about 1.8 us. Returns NULL with no error set when the shortcut does not apply (jaxlib
-/// without the entry point, arrays on several devices, deleted arrays, non-CPU devices, which need the
-/// public route's stream handling): use `__dlpack__` then, which refuses what it cannot export.
+/// JAX: a DLPack capsule for a single-device CPU `jax.Array`, through jaxlib's `buffer_to_dlpack_managed_tensor`.
+/// NULL, no error set, where that does not apply (jaxlib without it, several devices, deleted arrays, non-CPU
+/// devices): use `__dlpack__` then, which refuses what it cannot export.
 inline PyObject *jax_capsule_from_array(PyObject *array) noexcept {
     const jax_entry_points &jax = jax_entry_points::get();
     if (!jax.from_buffer || !jax.arrays_name || !jax.replicated_name || !jax.shard_name) return nullptr;
-    // One device only, as `Array.__dlpack__` requires: jaxlib would export a sharded or replicated array's
-    // first shard as if it were the whole array. And, as `__dlpack__` does, export a new single-device
-    // array over the same buffer (`addressable_data(0)`, which is `_fully_replicated_shard()` here), not
-    // the caller's array: jaxlib aborts the process when an array is deleted while its own export holds it.
+    // One device only (jaxlib would export a sharded array's first shard as the whole array); export, as `__dlpack__`
+    // does, a new single-device array over the same buffer, not the caller's: jaxlib aborts the process when an
+    // array is deleted while its own export holds it.
     const py_ref arrays(PyObject_GetAttr(array, jax.arrays_name));
     const bool one_device = arrays && PyList_Check(arrays.get()) && PyList_GET_SIZE(arrays.get()) == 1;
     const py_ref replicated(one_device ? PyObject_GetAttr(array, jax.replicated_name) : nullptr);
@@ -145,10 +138,8 @@ DLTENSOR_CORE py_ref convert(PyObject *src, const conversion_request &c) noexcep
     return astype_copy(src, c, false);
 }
 
-/// JAX adopts only compact strides (C or F order: "Only DLPack tensors with trivial (compact) striding are
-/// supported") of CPU memory: other CPU tensors, and copies, reach it through a C-ordered NumPy copy
-/// (`jax.numpy.asarray`, which copies into memory of its own; its arrays are immutable, so a copy cannot be
-/// told from a view).
+/// JAX adopts only compact (C- or F-ordered) CPU memory: other CPU tensors, and copies, reach it as a C-ordered
+/// NumPy copy through `jax.numpy.asarray` (which copies again; JAX arrays are immutable, so copies pass for views).
 DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     const dlpack::Tensor &t = h->tensor();
     if (copy || (t.device.device_type == dlpack::cpu && !has_order(t, 'A'))) {

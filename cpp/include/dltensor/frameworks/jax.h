@@ -1,8 +1,6 @@
-// dltensor/frameworks/jax.h: JAX as a framework: imports through jaxlib's DLPack export (skipping
-// `Array.__dlpack__`'s Python wrapper) else `__dlpack__`; immutable arrays (never bound to writable
-// parameters); conversions through NumPy on the CPU and without x64 mode, else `astype`; returns through
-// jaxlib's `dlpack_managed_tensor_to_buffer`, else `jax.dlpack.from_dlpack`, and as copies (through NumPy)
-// where JAX cannot adopt the memory.
+// dltensor/frameworks/jax.h: JAX: imports through jaxlib's DLPack export, else `__dlpack__`; immutable arrays;
+// conversions through NumPy on the CPU or without x64 mode, else `astype`; returns through jaxlib's
+// `dlpack_managed_tensor_to_buffer`, else `jax.dlpack.from_dlpack`, and as NumPy copies where JAX cannot adopt memory.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -1,5 +1,4 @@
-// dltensor/frameworks/mlx-inl.h: the bodies of mlx.h's core entry points (config.h: DLTENSOR_CORE),
-// listed in core/core-inl.h: compiled once in dltensor_core, or header-only in every unit.
+// dltensor/frameworks/mlx-inl.h: the bodies of mlx.h's core entry points (DLTENSOR_CORE).
 #pragma once
 
 #include "mlx.h"

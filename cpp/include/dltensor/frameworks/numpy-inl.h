@@ -1,5 +1,4 @@
-// dltensor/frameworks/numpy-inl.h: the bodies of numpy.h's core entry points (config.h: DLTENSOR_CORE),
-// listed in core/core-inl.h: compiled once in dltensor_core, or header-only in every unit.
+// dltensor/frameworks/numpy-inl.h: the bodies of numpy.h's core entry points (DLTENSOR_CORE).
 #pragma once
 
 #include "numpy.h"
@@ -20,12 +19,9 @@ inline py_ref convert_through_numpy(PyObject *src, const conversion_request &c) 
     return arr ? astype_copy(arr.get(), c) : py_ref();
 }
 
-/// An uninitialized C- or F-ordered NumPy array on the CPU, for `empty()` of NumPy and of the frameworks
-/// that adopt or copy NumPy's memory on return (JAX, TensorFlow, none): through NumPy's C API where it
-/// has the dtype (`PyArray_NewFromDescr` allocating, as `array_t(shape)` does; fast paths on), else
-/// `numpy.empty(shape, dtype, order)` (bfloat16 and float8 need ml_dtypes, which registers their names
-/// with NumPy), read back through NumPy's structures (the C API's array is not: its layout is known). Fills `out` (view of `out.shape[0..ndim)`, the array
-/// as `out.owner`) and returns the array (borrowed from `out.owner`), or NULL with an error set.
+/// An uninitialized C- or F-ordered CPU NumPy array (`empty()` of NumPy, JAX, TensorFlow, none): through the C API
+/// where it has the dtype and fast paths are on, else `numpy.empty` (bfloat16, float8: needs ml_dtypes). Fills `out`
+/// (view of `out.shape[0..ndim)`, array as `out.owner`); returns the array (borrowed), or NULL with an error set.
 DLTENSOR_CORE PyObject *numpy_empty_cpu(dlpack::DataType dtype, size_t ndim, char order, imported &out) noexcept {
     const numpy_c_api &capi = numpy_c_api::get();
     const int type = numpy_c_api::type_number(dtype);

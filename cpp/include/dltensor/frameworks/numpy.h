@@ -1,9 +1,6 @@
-// dltensor/frameworks/numpy.h: NumPy as a framework: exact `numpy.ndarray`s imported from NumPy's
-// structures (numpy_arrays.h), ml_dtypes' bfloat16 and float8 arrays too; conversions through NumPy's C
-// API (`PyArray_CastToType`, as array_t's forcecast) or `astype`; returns and `empty()` through NumPy's C
-// API (numpy_c_api.h) where it can describe the tensor, else `numpy.asarray` / `numpy.from_dlpack`. NumPy
-// is also the CPU workhorse of other frameworks' conversions and allocations (numpy_empty_cpu(),
-// convert_through_numpy()).
+// dltensor/frameworks/numpy.h: NumPy: exact ndarrays and ml_dtypes' bfloat16/float8 arrays read from NumPy's
+// structures; conversions, returns and `empty()` through its C API where it can describe the tensor, else its Python
+// API. Also the CPU workhorse of other frameworks (convert_through_numpy(), numpy_empty_cpu()).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

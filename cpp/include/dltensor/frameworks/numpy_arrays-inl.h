@@ -1,6 +1,4 @@
-// dltensor/frameworks/numpy_arrays-inl.h: the bodies of numpy_arrays.h's core entry points,
-// listed in core/core-inl.h (config.h: DLTENSOR_CORE): compiled once in dltensor_core, or
-// header-only in every unit.
+// dltensor/frameworks/numpy_arrays-inl.h: the bodies of numpy_arrays.h's core entry points (DLTENSOR_CORE).
 #pragma once
 
 #include "numpy_arrays.h"

@@ -1,6 +1,5 @@
-// dltensor/frameworks/numpy_arrays.h: NumPy's structures read directly (the `framework_reader` route of exact
-// `numpy.ndarray`s, and the only route of ml_dtypes' bfloat16 and float8 arrays, which NumPy's own
-// `__dlpack__` refuses), ml_dtypes relabelling, and NumPy's public entry points.
+// dltensor/frameworks/numpy_arrays.h: NumPy's structures read directly (exact ndarrays; the only route of ml_dtypes'
+// bfloat16/float8 arrays, which NumPy's `__dlpack__` refuses), ml_dtypes relabelling, NumPy's public entry points.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -23,10 +22,9 @@ namespace dlt {
 /// NumPy's largest `ndim` (NPY_MAXDIMS in NumPy 2; 32 in NumPy 1, which refuses more itself).
 inline constexpr int32_t numpy_max_ndim = 64;
 
-/// NumPy has no bfloat16 or float8 of its own: relabels a uint16 (bfloat16) or uint8 (float8) array holding
-/// the bits as the ml_dtypes type named `name` ("bfloat16", "float8_e4m3fn", ...; what JAX hands NumPy), a
-/// view. Steals `bits_array`; a new reference, or NULL with an error set (TypeError naming ml_dtypes when it
-/// is not installed, or lacks the type).
+/// A view of a uint16 (bfloat16) or uint8 (float8) array of the bits as the ml_dtypes type `name` ("bfloat16",
+/// "float8_e4m3fn", ...). Steals `bits_array`; a new reference, or NULL with an error set (a TypeError naming
+/// ml_dtypes when it is not installed or lacks the type).
 DLTENSOR_CORE PyObject *numpy_ml_dtypes_view(PyObject *bits_array, const char *name) noexcept;
 
 /// `numpy_ml_dtypes_view(uint16_array, "bfloat16")`.
@@ -59,9 +57,8 @@ struct numpy_public_api {
     }
 };
 
-/// NumPy: a view of an exact `numpy.ndarray` read from NumPy's C structures, as pybind11's `array_t`
-/// does (`PyArrayObject_fields`, and `PyArray_Descr` in its NumPy 1.x or 2.x layout), instead of a
-/// `__dlpack__` call. Only builtin numeric dtypes in native byte order, aligned, with strides that are
+/// NumPy: a view of a `numpy.ndarray` read from its C structures as `array_t` does (`PyArray_Descr` in the NumPy
+/// 1.x or 2.x layout), without `__dlpack__`. Only builtin numeric dtypes in native byte order, aligned, strides of
 /// whole elements; anything else returns false and takes the public route.
 struct numpy_arrays {
     PyTypeObject *ndarray = nullptr;  ///< `numpy.ndarray`, held for the process.
@@ -141,10 +138,8 @@ struct numpy_arrays {
     };
     static constexpr size_t ml_dtype_count = sizeof(ml_dtypes) / sizeof(ml_dtypes[0]);
 
-    /// `ml_dtypes.<ml_dtypes[i].name>`, looked up in `sys.modules` (never imported) each time until found,
-    /// then held for the process (by the main interpreter; a sub-interpreter looks it up each time). A type
-    /// the installed ml_dtypes lacks (older releases have fewer) is looked up in the module's dictionary,
-    /// which raises nothing, so asking costs a dictionary lookup.
+    /// `ml_dtypes.<ml_dtypes[i].name>` from `sys.modules` (never imported), else NULL (nothing raised); once found,
+    /// held for the process (main interpreter; a sub-interpreter looks it up each time).
     static PyTypeObject *ml_type(size_t i) noexcept {
         static std::atomic<PyTypeObject *> found[ml_dtype_count] = {};
         if (PyTypeObject *type = found[i].load(std::memory_order_acquire)) return type;
@@ -182,10 +177,9 @@ struct numpy_arrays {
         return view(obj, t, shape, strides, read_only, true) || view(obj, t, shape, strides, read_only, false);
     }
 
-    /// Fills `t` (shape and strides in the caller's `shape`/`strides`, max_ndim entries each) and
-    /// `read_only`. The view is valid while `obj` is alive. `exact`: only `numpy.ndarray` itself (the
-    /// fast path); else also subclasses, for the dtypes that only this reader can read (ml_dtypes' bfloat16
-    /// and float8).
+    /// Fills `t` (shape and strides in the caller's `shape`/`strides`, max_ndim entries each) and `read_only`; valid
+    /// while `obj` lives. `exact`: only `numpy.ndarray` itself (the fast path); else also subclasses, for the dtypes
+    /// only this reader reads (ml_dtypes' bfloat16 and float8).
     bool view(PyObject *obj, dlpack::Tensor &t, int64_t *shape, int64_t *strides, bool &read_only,
               bool exact = true) const noexcept {
         if (!ndarray || !(Py_TYPE(obj) == ndarray || (!exact && PyObject_TypeCheck(obj, ndarray)))) return false;
@@ -228,8 +222,7 @@ struct numpy_arrays {
             if (!exact) return false;  // everything else: the public route
             t.dtype = {code, (uint8_t) (elsize * 8), 1};
         }
-        // Every supported element size is a power of two: strides are checked and divided by shifts (a
-        // division by a run-time value costs tens of cycles per dimension).
+        // Every supported element size is a power of two: strides are checked and divided by shifts.
         if (elsize <= 0 || elsize > 16 || (elsize & (elsize - 1)) != 0) return false;
         const int shift = trailing_zeros((unsigned long long) elsize);
         if (!is_supported_dtype(t.dtype)) return false;  // e.g. long double

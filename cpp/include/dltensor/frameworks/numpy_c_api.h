@@ -1,8 +1,6 @@
-// dltensor/frameworks/numpy_c_api.h: NumPy arrays over a tensor's memory, made through NumPy's C API
-// (the function table NumPy publishes as `_ARRAY_API`), as pybind11's `array_t` makes them: no Python-level call, no
-// buffer-protocol round trip. Looked up at first use without NumPy's headers (dltensor builds without
-// them); a NumPy without the table, of another major version, or a tensor it cannot describe (bfloat16,
-// other devices) takes the public route (`numpy.asarray` / `numpy.from_dlpack`) instead.
+// dltensor/frameworks/numpy_c_api.h: NumPy arrays over a tensor's memory made through NumPy's C API (`_ARRAY_API`,
+// found at first use, without NumPy's headers), as `array_t` makes them. Without the table, with another NumPy major
+// version, or for a tensor it cannot describe (bfloat16, other devices): the public route (`numpy.asarray`, ...).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -43,8 +41,7 @@ struct numpy_c_api {
     static const numpy_c_api &get() noexcept { return process_state<numpy_c_api>(lookup); }
 
     /// NumPy's type number for `dtype` (native byte order), or -1 when NumPy has none (bfloat16, float8,
-    /// lanes): such tensors take the public route. A table lookup by code and size: a switch compiles to
-    /// an indirect jump and about 20 instructions on every NumPy return.
+    /// lanes): such tensors take the public route. A table lookup by code and size.
     DLTENSOR_HOT_INLINE static int type_number(dlpack::DataType dtype) noexcept {
         constexpr int long64 = sizeof(long) == 8;
         // By code (int, uint, float, opaque, bfloat, complex, bool), then by bits: 8, 16, 32, 64, 128.

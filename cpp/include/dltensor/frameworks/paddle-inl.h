@@ -1,5 +1,4 @@
-// dltensor/frameworks/paddle-inl.h: the bodies of paddle.h's core entry points (config.h: DLTENSOR_CORE),
-// listed in core/core-inl.h: compiled once in dltensor_core, or header-only in every unit.
+// dltensor/frameworks/paddle-inl.h: the bodies of paddle.h's core entry points (DLTENSOR_CORE).
 #pragma once
 
 #include "paddle.h"

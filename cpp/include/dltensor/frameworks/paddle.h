@@ -1,11 +1,6 @@
-// dltensor/frameworks/paddle.h: PaddlePaddle as a framework (tested with paddlepaddle 3.3): imports through
-// `paddle.Tensor`'s DLPack C exchange API, else `__dlpack__` (of a detached view where the tensor does not
-// stop gradient: Paddle's `__dlpack__` refuses those); Paddle's in-place rule for writable parameters (a
-// leaf that does not stop gradient is written only under `paddle.no_grad()`) and its in-place version
-// counter; conversions with `astype`; returns and `empty()` through the exchange API (its allocator),
-// else `paddle.from_dlpack` (with the byte_offset folded into `data` and the release deferred out of
-// Paddle's deleter: framework::ignores_byte_offset, deleter_not_reentrant; one tensor per live view:
-// paddle_views.h).
+// dltensor/frameworks/paddle.h: PaddlePaddle (tested with 3.3): imports through its exchange API, else `__dlpack__`;
+// its in-place rule and version counter; `astype`; returns and `empty()` through the exchange API, else
+// `paddle.from_dlpack` (byte_offset folded into `data`, release deferred out of its deleter; paddle_views.h).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -1,15 +1,6 @@
-// dltensor/frameworks/paddle_views.h: PaddlePaddle keeps one DLPack import per data address. A second
-// import of an address while the tensor of the first lives loses a deleter (tested with paddlepaddle 3.3:
-// two capsules over one address, one deleter call), so that memory returned twice (one tensor returned as
-// a pair, or again while the first result lives) would never be released. This table remembers the
-// `paddle.Tensor` returned for each view (weakly): a view returned again while that tensor lives gets the
-// same tensor back, and a copy of it is that tensor's `clone()`. The table is one for the process: every
-// extension module that returns to Paddle through dltensor (other packages, the other backend, a later
-// dltensor with the same table layout) finds it in the main interpreter's dict under `table_name`, which
-// names the layout, so that two modules returning one view share Paddle's one import. Views that differ only in shape or
-// strides at one address, views of more than `max_ndim` dimensions, and more than `capacity` live views
-// at once are not covered (docs/reference.md §13). Main interpreter only, GIL builds only (Paddle has no
-// free-threaded build).
+// dltensor/frameworks/paddle_views.h: Paddle keeps one DLPack import per data address (a second import loses a
+// deleter), so one table per process remembers, weakly, the `paddle.Tensor` returned for each view: returned again
+// while it lives, a view gets that tensor back, and a copy is its `clone()`. Main interpreter, GIL builds only.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -27,13 +18,15 @@ namespace dlt {
 namespace frameworks {
 namespace paddle {
 
-/// The returned tensors of views, by view (see the top of this file).
+/// The returned tensors of views, by view. Not covered (docs/reference.md §13): views differing only in shape or
+/// strides at one address, more than `max_ndim` dimensions, more than `capacity` live views.
 class live_views {
 public:
     static constexpr int capacity = 8;
     static constexpr int max_ndim = 8;
 
-    /// The key and capsule name of the process's table; a new layout of `live_views` takes a new name.
+    /// The key (in the main interpreter's dict) and capsule name of the process's table, shared by every module
+    /// returning through dltensor; a new layout of `live_views` takes a new name.
     static constexpr const char *table_name = "dltensor.paddle_live_views.v1";
 
     /// The process's table (made at its first use, freed with the main interpreter's dict), or NULL where

@@ -1,5 +1,4 @@
-// dltensor/frameworks/pytorch-inl.h: the bodies of pytorch.h's core entry points (config.h: DLTENSOR_CORE),
-// listed in core/core-inl.h: compiled once in dltensor_core, or header-only in every unit.
+// dltensor/frameworks/pytorch-inl.h: the bodies of pytorch.h's core entry points (DLTENSOR_CORE).
 #pragma once
 
 #include "pytorch.h"

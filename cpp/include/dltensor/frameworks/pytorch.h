@@ -1,9 +1,6 @@
-// dltensor/frameworks/pytorch.h: PyTorch as a framework: imports through `torch.Tensor`'s DLPack C
-// exchange API with PyTorch's own rules checked (pytorch_checks.h: negative and conjugate views, grad and
-// inference modes, the autograd version counter; the bits read from the key set, pytorch_key_set.h),
-// else `__dlpack__` (of a detached view where the tensor requires grad); conversions with `.to()`;
-// returns and `empty()` through the exchange API (its allocator, on CUDA the caching allocator), else
-// `torch.from_dlpack`.
+// dltensor/frameworks/pytorch.h: PyTorch: imports through `torch.Tensor`'s exchange API with PyTorch's own rules
+// checked (pytorch_checks.h, pytorch_key_set.h), else `__dlpack__`; conversions with `.to()`; returns and `empty()`
+// through the exchange API (its allocator; on CUDA the caching allocator), else `torch.from_dlpack`.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -1,6 +1,5 @@
-// dltensor/frameworks/pytorch_checks.h: what PyTorch needs beyond DLPack: the tensor state that neither the exchange API nor
-// (for the negative bit) `__dlpack__` reports, PyTorch's own rules for writing into a tensor in place,
-// and its exchange API.
+// dltensor/frameworks/pytorch_checks.h: what PyTorch needs beyond DLPack: tensor state that neither the exchange API
+// nor (for the negative bit) `__dlpack__` reports, its rules for writing in place, and its exchange API.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -45,10 +44,8 @@ struct torch_checks {
     /// The queries of `base` (`torch._C.TensorBase`) for tensors of type `type` (`base` or a subclass).
     static torch_checks of(PyTypeObject *base, PyTypeObject *type) noexcept;
 
-    /// The process's one copy of checks equal to `c`, kept for the process (NULL when out of memory):
-    /// what a type's cached producer entry points to, so that the entry stays small to copy. There are as
-    /// many copies as distinct answers of of(), in practice two (types that override
-    /// `__torch_function__` and types that do not), however many PyTorch types come and go.
+    /// The process's one copy of checks equal to `c` (NULL when out of memory), which a type's cached producer entry
+    /// points to: one per distinct answer of of(), in practice two (with and without `__torch_function__`).
     static const torch_checks *interned(const torch_checks &c) noexcept;
 
     bool operator==(const torch_checks &o) const noexcept {
@@ -217,16 +214,14 @@ private:
     py_ref ctx_;
 };
 
-/// `tensor.flip(dims)`: a copy with those dimensions reversed. Steals `tensor`; a new reference, or NULL
-/// with an error set. Returns the positive-stride view of a negative-stride tensor (strides.h) as the
-/// tensor it views: PyTorch tensors cannot have negative strides, and `torch.from_dlpack` aborts the
-/// process on them.
+/// `tensor.flip(dims)`: a copy with those dimensions reversed, turning a positive-stride view (strides.h) back into
+/// the tensor it views (PyTorch has no negative strides; `torch.from_dlpack` aborts on them). Steals `tensor`;
+/// a new reference, or NULL with an error set.
 DLTENSOR_CORE PyObject *torch_flip(PyObject *tensor, const int64_t *dims, int32_t n) noexcept;
 
-/// A copy of PyTorch tensor `src` that C++ can read: conjugate and negative views materialized (no-ops
-/// otherwise), then `.to(torch.<dtype>)` where `dtype` (a dtype name, e.g. "float32") is given,
-/// `.clone()` when `fresh` (a misaligned tensor: only a fresh copy is aligned), then `order` 'C' or 'F'
-/// ('K': as it is; F order through reversed axes made C-contiguous). Empty, with the error set, on failure.
+/// A copy of PyTorch tensor `src` that C++ can read: conjugate/negative views resolved, `.to(torch.<dtype>)` where
+/// `dtype` (a name: "float32") is given, `.clone()` when `fresh` (only a fresh copy is aligned), then `order` 'C' or
+/// 'F' ('K': as it is; F through reversed axes made C-contiguous). Empty, with the error set, on failure.
 inline py_ref torch_converted(PyObject *src, PyObject *dtype, char order, bool fresh) noexcept {
     py_ref t = call_method(src, "resolve_conj");
     if (t) t = call_method(t.get(), "resolve_neg");
@@ -276,13 +271,9 @@ inline bool torch_lazy_bits(PyObject *src, const torch_checks &c, const dlpack::
     return false;
 }
 
-/// A conjugate or negative view (its memory does not hold the values), for parameter `r`: `lazy`, which a
-/// read-only parameter's conversion materializes; but a complex one for a parameter of a real dtype is the
-/// `dtype` mismatch the tensor itself is (complex -> real would drop the imaginary part: never converted,
-/// whatever the parameter), recorded for the explanation. Decided on what the tensor is, before anything
-/// materializes it. `view`: its exchange-API view; without one (the `__dlpack__` route, before any export)
-/// the dtype is asked of `is_complex()` and `element_size()` (with subclass dispatch off), and `seen`
-/// (where given) receives it. Only called for lazy views: the accepting path never comes here.
+/// A conjugate or negative view for `r`: `lazy` (a read-only parameter's conversion resolves it), but a complex one for
+/// a real dtype is a `dtype` mismatch (never converted), recorded. Without `view` (`__dlpack__` route) the dtype is
+/// asked of `is_complex()`/`element_size()` (subclass dispatch off) and stored in `seen` where non-NULL.
 DLTENSOR_REFUSAL_PATH mismatch torch_lazy_view(PyObject *src, const torch_checks &c, const requirements &r,
                                                const dlpack::Tensor *view, dlpack::DataType *seen) noexcept {
     if (r.dtype.bits == 0 || r.dtype.code == dlpack::complex_) return mismatch::lazy_view;  // no complex -> real
@@ -304,24 +295,15 @@ DLTENSOR_REFUSAL_PATH mismatch torch_lazy_view(PyObject *src, const torch_checks
     return mismatch::dtype;
 }
 
-/// PyTorch's rules before C++ may read or write a tensor, checked on every import path:
-/// - a conjugate or negative view (memory does not hold the values) is `lazy`: read-only parameters
-///   get it materialized (a conversion), writable ones refuse it; a complex one for a real dtype is a
-///   `dtype` mismatch (torch_lazy_view());
-/// - a writable parameter follows PyTorch's in-place rules: an inference tensor only inside
-///   `torch.inference_mode()` (`mismatch::inference`); a tensor that requires grad only while grad mode
-///   is off (`mismatch::requires_grad`; the `with torch.no_grad(): update(param)` idiom).
-/// `check_conj`: also ask for the conjugate bit (only complex tensors can carry it). `requires_grad`:
-/// where given, receives the tensor's `requires_grad` (asked at most once per call). `view`: the exchange
-/// API's view of `src`, where the caller has one (the bits may then be read from the key set; a lazy view's
-/// dtype is read from it: torch_lazy_view()). Without a view a lazy view is `lazy`, and the caller asks.
+/// PyTorch's rules, on every import path: a conjugate/negative view is `lazy` (torch_lazy_view() given `view`, the
+/// exchange-API view); a writable parameter refuses inference tensors outside `torch.inference_mode()` and tensors
+/// requiring grad in grad mode. `check_conj`: ask the conjugate bit too. `requires_grad`: receives the tensor's.
 DLTENSOR_CORE mismatch torch_precheck(PyObject *src, const torch_checks &c, const requirements &r, bool check_conj,
                                       bool *requires_grad = nullptr, const dlpack::Tensor *view = nullptr) noexcept;
 
-/// The public route's precheck (`__dlpack__`): torch_precheck(), and the object to export. PyTorch's
-/// `__dlpack__` refuses tensors that require grad, so for those `detached` receives `src.detach()` (a view
-/// of the same memory), to be exported instead of `src`; else it stays empty. A lazy view is refused before
-/// any export, its dtype asked (torch_lazy_view()); `seen` receives it where that decides the refusal.
+/// The `__dlpack__` route's torch_precheck(): for a tensor that requires grad (which PyTorch's `__dlpack__` refuses)
+/// `detached` receives `src.detach()`, to export instead; else it stays empty. A lazy view is refused before any
+/// export (torch_lazy_view(), its dtype into `seen`).
 inline mismatch torch_dlpack_precheck(PyObject *src, const torch_checks &c, const requirements &r, py_ref &detached,
                                       dlpack::DataType &seen) noexcept {
     bool grad = false;

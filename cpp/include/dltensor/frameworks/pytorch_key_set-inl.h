@@ -1,6 +1,4 @@
-// dltensor/frameworks/pytorch_key_set-inl.h: the bodies of pytorch_key_set.h's core entry points,
-// listed in core/core-inl.h (config.h: DLTENSOR_CORE): compiled once in dltensor_core, or
-// header-only in every unit.
+// dltensor/frameworks/pytorch_key_set-inl.h: the bodies of pytorch_key_set.h's core entry points (DLTENSOR_CORE).
 #pragma once
 
 #include "pytorch_key_set.h"

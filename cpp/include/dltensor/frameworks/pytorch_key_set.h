@@ -1,8 +1,6 @@
-// dltensor/frameworks/pytorch_key_set.h: a PyTorch tensor's negative and conjugate bits read from its dispatch key set
-// in memory (~1.5 ns) instead of asking `is_neg()` / `is_conj()` (~56 ns each: PyTorch releases and
-// re-takes the GIL inside them). PyTorch publishes no layout, so the layout is calibrated at first use in
-// this process against PyTorch's own answers, and every read is guarded; whatever is not certain falls
-// back to the queries.
+// dltensor/frameworks/pytorch_key_set.h: a PyTorch tensor's negative and conjugate bits read from its dispatch key
+// set in memory instead of `is_neg()` / `is_conj()`: the layout is calibrated at first use against PyTorch's answers,
+// every read is guarded, and whatever is not certain falls back to the queries.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -33,23 +31,8 @@ namespace dlt {
 /// `DLTENSOR_TORCH_KEY_SET` is `0` when first asked; tests switch it at run time.
 DLTENSOR_CORE std::atomic<bool> &torch_key_set_enabled() noexcept;
 
-/// Where PyTorch keeps a tensor's dispatch key set, relative to what a consumer already holds: the Python
-/// tensor object and the exchange API's view of it (whose `shape` points into the tensor's
-/// `c10::TensorImpl`, at the sizes' inline storage, for tensors of up to 5 dimensions).
-///
-/// Calibration (once per process, at the first PyTorch tensor an import sees): probe tensors built for the
-/// purpose (plain, negative, conjugate, both, detached, requiring grad, inference, flipped in place by
-/// `torch._C._set_neg` / `_set_conj`, `t.data = neg_view`, `torch.utils.swap_tensors`, subclasses with and
-/// without `__torch_function__`, 0 to 5 dimensions) each give the `TensorImpl` pointer's offset in the
-/// object, the shape's offset in the `TensorImpl` and the 64-bit key set's offset in it (the only offset,
-/// within the allocation, holding `torch._C._dispatch_keys(t).raw_repr()`). Every offset must be the same
-/// for every probe and unique, and the bits of `DispatchKey.Negative` / `DispatchKey.Conjugate` read there
-/// must agree with `is_neg()` / `is_conj()` on every probe; else the layout stays unknown.
-///
-/// Per read (`read()`): the guard is that the view's `shape` lies exactly at the calibrated offset in the
-/// `TensorImpl` that the object points to, i.e. the pointer really is this tensor's implementation (a
-/// tensor of more than 5 dimensions, a wrapper whose view describes another tensor, a future layout: the
-/// guard fails, and the caller asks the queries).
+/// Where PyTorch keeps a tensor's dispatch key set, relative to the Python object and its exchange-API view (whose
+/// `shape` points into the `c10::TensorImpl`, at the sizes' inline storage, for up to 5 dimensions).
 struct torch_key_set {
     std::ptrdiff_t impl_in_object = 0;           ///< Offset of the `c10::TensorImpl *` in the Python tensor object.
     std::ptrdiff_t shape_in_impl = 0;            ///< Offset of the sizes' inline storage (the view's `shape`) in it.
@@ -66,8 +49,9 @@ struct torch_key_set {
     /// uncalibrated layout. After the first call: one atomic load.
     static const torch_key_set &get(const dlpack::ExchangeAPI *(*api)()) noexcept;
 
-    /// The negative and conjugate bits of `src` (a PyTorch tensor) whose exchange-API view is `view`.
-    /// Returns false, with `neg`/`conj` untouched, unless calibrated and the guard holds.
+    /// The negative and conjugate bits of `src` (a PyTorch tensor) whose exchange-API view is `view`. Returns false,
+    /// `neg`/`conj` untouched, unless calibrated and guarded: `view.shape` must lie at the calibrated offset in the
+    /// `TensorImpl` that `src` points to (fails for > 5 dimensions, wrappers viewing another tensor, new layouts).
     bool read(PyObject *src, const dlpack::Tensor &view, bool &neg, bool &conj) const noexcept {
         if (failure || Py_TYPE(src)->tp_basicsize < impl_in_object + (Py_ssize_t) sizeof(void *)) return false;
         const char *impl;
@@ -81,6 +65,8 @@ struct torch_key_set {
     }
 
 private:
+    /// From the probe tensors (detail::torch_probe_source): the `TensorImpl` pointer's, the shape's and the key set's
+    /// offsets, each one and the same for every probe, with bits that agree with `is_neg()`/`is_conj()`; else unknown.
     static torch_key_set calibrate(const dlpack::ExchangeAPI *api) noexcept;
 };
 

@@ -13,12 +13,20 @@
 
 namespace dlt {
 
-/// The framework whose reader the importer calls directly, inlined: NumPy's, the hot path of most
-/// arguments (bench/results/callgrind_steps.md). Every other framework's reader is called through its
-/// record (`framework::read`).
+// The hot paths' frameworks (with registry.h's DLTENSOR_INLINED_EXPORTS and inlined_allocator, the only
+// code that names one): their hooks are called directly, inlined; every other through its record.
+
+/// The reader of most arguments, NumPy's (`framework::read` of the others).
 struct inlined_reader {
     static constexpr int framework = fw_numpy;
     static constexpr auto &read = frameworks::numpy::read;
+};
+
+/// The allocators of a framework without one for the device: NumPy's on the CPU (JAX and TensorFlow adopt
+/// or copy the array on return), PyTorch's on other devices.
+struct fallback_allocators {
+    static constexpr auto &cpu = numpy_empty_cpu;
+    static constexpr const framework &other = pytorch_framework;
 };
 
 namespace detail {
@@ -53,8 +61,8 @@ DLTENSOR_CORE int allocate_for(int framework, dlpack::DataType dtype, size_t ndi
                                bool read_only, imported &out) noexcept {
     const dlt::framework *f = framework_by_id(framework);
     int rc = f && f->empty ? f->empty(dtype, ndim, device, order, read_only, out) : 1;
-    if (rc == 1 && device.device_type == dlpack::cpu) rc = numpy_empty_cpu(dtype, ndim, order, out) ? 0 : -1;
-    if (rc == 1) rc = pytorch_framework.empty(dtype, ndim, device, order, read_only, out);
+    if (rc == 1 && device.device_type == dlpack::cpu) rc = fallback_allocators::cpu(dtype, ndim, order, out) ? 0 : -1;
+    if (rc == 1) rc = fallback_allocators::other.empty(dtype, ndim, device, order, read_only, out);
     return rc;
 }
 
@@ -65,9 +73,10 @@ DLTENSOR_CORE PyObject *export_tensor(tensor_handle *h, int framework, bool copy
     // A framework without read-only tensors gets a read-only tensor as a copy, so that its writes never
     // reach read-only memory (a read-only NumPy array, an immutable JAX array, a const C++ buffer).
     if (h->read_only() && f->copies_read_only) copy = true;
-    // NumPy's and PyTorch's called directly (inlined: the hot paths of returns), any other's by pointer.
-    if (f == &numpy_framework) return frameworks::numpy::to_python(h, copy);
-    if (f == &pytorch_framework) return frameworks::pytorch::to_python(h, copy);
+#define DLTENSOR_EXPORT_INLINED(name)                                                                                  \
+    if (f == &name##_framework) return frameworks::name::to_python(h, copy);
+    DLTENSOR_INLINED_EXPORTS(DLTENSOR_EXPORT_INLINED)
+#undef DLTENSOR_EXPORT_INLINED
     if (needs_adapted_export(*f, h)) return detail::export_adapted(h, *f, copy);
     return f->to_python(h, copy);
 }

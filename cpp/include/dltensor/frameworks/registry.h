@@ -1,7 +1,5 @@
-// dltensor/frameworks/registry.h: the list of frameworks, and what is made from it: the lookup of a
-// framework by number or by a class's module, and the export of a tensor to the framework a return names.
-// A new framework is one file in this folder (its number, tag and `framework` record) plus its name in
-// DLTENSOR_FRAMEWORKS below.
+// dltensor/frameworks/registry.h: the list of frameworks (DLTENSOR_FRAMEWORKS), their lookup by number or
+// module, and the export to the framework a return names. A new framework: one file here, one name below.
 #pragma once
 
 #include <initializer_list>
@@ -23,6 +21,9 @@
 /// Every framework, by the name of its file, its tag (`framework_tags::<name>`) and its record
 /// (`<name>_framework`): `X(name)` for each.
 #define DLTENSOR_FRAMEWORKS(X) X(numpy) X(pytorch) X(tensorflow) X(jax) X(cupy) X(mlx) X(paddle)
+/// The frameworks whose exports export_tensor() calls directly, inlined: the hot paths of returns
+/// (bench/results/callgrind_steps.md); any other's through its record (`framework::to_python`).
+#define DLTENSOR_INLINED_EXPORTS(X) X(numpy) X(pytorch)
 
 namespace dlt {
 
@@ -56,13 +57,18 @@ constexpr const char *framework_stub_type(int id, dlpack::DataType d) noexcept {
 DLTENSOR_CORE int allocate_for(int framework, dlpack::DataType dtype, size_t ndim, dlpack::Device device, char order,
                                bool read_only, imported &out) noexcept;
 
-/// allocate_for(), as a module's sources call it (allocation.h, with `framework` known at compile time):
-/// a `py::numpy` tensor on the CPU, the hot path of empty() and copy_of(), goes straight to NumPy's
-/// allocator, any other through the framework table.
+/// The allocator that module sources call directly for CPU tensors: NumPy's, the hot path of empty() and
+/// copy_of(); any other framework's is reached through the framework table.
+struct inlined_allocator {
+    static constexpr int framework = fw_numpy;
+    static constexpr auto &empty = frameworks::numpy::empty;
+};
+
+/// allocate_for(), as a module's sources call it (allocation.h, with `framework` known at compile time).
 DLTENSOR_HOT_INLINE int allocate_by_framework(int framework, dlpack::DataType dtype, size_t ndim, dlpack::Device device,
                                               char order, bool read_only, imported &out) noexcept {
-    if (framework == fw_numpy && device.device_type == dlpack::cpu)
-        return frameworks::numpy::empty(dtype, ndim, device, order, read_only, out);
+    if (framework == inlined_allocator::framework && device.device_type == dlpack::cpu)
+        return inlined_allocator::empty(dtype, ndim, device, order, read_only, out);
     return allocate_for(framework, dtype, ndim, device, order, read_only, out);
 }
 

@@ -1,6 +1,4 @@
-// dltensor/frameworks/tensorflow-inl.h: the bodies of tensorflow.h's core entry points,
-// listed in core/core-inl.h (config.h: DLTENSOR_CORE): compiled once in dltensor_core, or
-// header-only in every unit.
+// dltensor/frameworks/tensorflow-inl.h: the bodies of tensorflow.h's core entry points (DLTENSOR_CORE).
 #pragma once
 
 #include "tensorflow.h"
@@ -65,10 +63,9 @@ inline bool has_float8(uint8_t code) noexcept {
     }
 }
 
-/// TensorFlow adopts only C-ordered CPU memory, aborts the process in the first kernel that needs 64-byte
-/// alignment of memory it adopted, and has no float8 in its DLPack import: other CPU tensors, float8
-/// (only on the CPU), and copies reach it through a C-ordered NumPy copy (`tensorflow.convert_to_tensor`,
-/// which copies into memory of its own; float8 as ml_dtypes' dtypes).
+/// TensorFlow adopts only C-ordered CPU memory, aborts in the first kernel needing 64-byte alignment of adopted memory,
+/// and its DLPack import has no float8: other CPU tensors, float8 (CPU only) and copies reach it as a C-ordered NumPy
+/// copy (`tensorflow.convert_to_tensor`, which copies; float8 as ml_dtypes' dtypes).
 DLTENSOR_CORE PyObject *to_python(tensor_handle *h, bool copy) noexcept {
     const dlpack::Tensor &t = h->tensor();
     const bool cpu = t.device.device_type == dlpack::cpu;

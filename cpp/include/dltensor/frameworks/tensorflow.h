@@ -1,9 +1,6 @@
-// dltensor/frameworks/tensorflow.h: TensorFlow as a framework: `__dlpack__` except for the dtypes whose
-// export aborts the process (string, variant, resource: refused before the call); immutable tensors;
-// conversions with `tf.cast` (F order on the CPU: NumPy); returns through
-// `tensorflow.experimental.dlpack.from_dlpack` (with the byte_offset folded into `data`:
-// framework::ignores_byte_offset), and as copies (through NumPy) where TensorFlow cannot adopt the memory
-// and for float8.
+// dltensor/frameworks/tensorflow.h: TensorFlow: `__dlpack__` (string, variant and resource tensors, whose export
+// aborts, refused before the call); immutable tensors; `tf.cast` (F order on the CPU: NumPy); returns through its
+// DLPack `from_dlpack` (byte_offset folded into `data`), as NumPy copies where it cannot adopt memory and for float8.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

@@ -1,14 +1,6 @@
-// dltensor/python/deferred_release.h: an owner that releases a tensor handle later, at the main thread's next
-// pending call (`Py_AddPendingCall`), not where it is freed: for a framework whose DLPack deleter must not
-// run inside another of its deleters (PaddlePaddle hangs: framework::deleter_not_reentrant). The view
-// such a framework holds is kept by this owner; when the framework's deleter frees it, the handle (and
-// whatever of the framework's its owner holds) is queued, and released once that deleter has returned.
-//
-// What it cannot do: pending calls run only in the main thread, between bytecodes, so a release waits
-// while the main thread runs no Python (blocked in C, or in a long C call); once the interpreter has
-// run its last pending calls at exit, what is still queued is left to the ending process. A
-// sub-interpreter's handle is released at once (the main thread's pending calls run in the main
-// interpreter): there the nesting remains.
+// dltensor/python/deferred_release.h: an owner that releases a tensor handle at the main thread's next pending call
+// (`Py_AddPendingCall`), after the deleter that freed it returned: for frameworks whose DLPack deleter must not run
+// inside another of theirs (framework::deleter_not_reentrant: Paddle). In a sub-interpreter it releases at once.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

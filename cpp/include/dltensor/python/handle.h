@@ -1,8 +1,6 @@
-// dltensor/python/handle.h: a reference-counted tensor, what the exporter (export.h) works on and the pybind11
-// backend's `py::dltensor` holds (the nanobind backend lends export a borrowed one): the view (data,
-// device, dtype, shape, strides, byte_offset), what keeps its memory alive (a Python owner: keep_alive.h's kinds
-// or the producer's object), and the stream it came with. Copies share it; the last release drops the owner with
-// the GIL held, from any thread.
+// dltensor/python/handle.h: a reference-counted tensor (view, the Python owner of its memory, stream), what export.h
+// works on and the pybind11 backend's `py::dltensor` holds (nanobind's lends a borrowed one). Copies share it; the
+// last release drops the owner with the GIL held, from any thread.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -23,18 +21,16 @@ namespace dlt {
 
 class tensor_handle {
 public:
-    /// A handle over `t` (shape and strides are copied; NULL strides become C order). `owner` is borrowed
-    /// and a new reference is taken. `trailing` bytes (aligned for any type) are reserved after it, for an object
-    /// that lives exactly as long as the handle's memory (see share()); `*trailing_storage` receives them.
-    /// Returns NULL (Python MemoryError set) when allocation fails.
+    /// A handle over `t` (shape, strides copied; NULL strides: contiguous in `order`) with a new reference to `owner`,
+    /// and `trailing` bytes (max-aligned, `*trailing_storage`) after it for an object living as long as its memory
+    /// (see share()). NULL, with MemoryError set, when allocation fails.
     static tensor_handle *create(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream,
                                  char order = 'C', size_t trailing = 0, void **trailing_storage = nullptr) noexcept {
         return create_inline(t, owner, read_only, stream, order, trailing, trailing_storage);
     }
 
-    /// create(), always inlined: for the pybind11 backend's hot paths (an argument's handle, a returned
-    /// tensor's constructor, empty()), where the compiler's own choice of a call costs about 40
-    /// instructions a call (callgrind).
+    /// create(), always inlined: for the pybind11 backend's hot paths (an argument's handle, a returned tensor's
+    /// constructor, empty()).
     DLTENSOR_HOT_INLINE static tensor_handle *create_inline(const dlpack::Tensor &t, PyObject *owner, bool read_only,
                                                             void *stream, char order = 'C', size_t trailing = 0,
                                                             void **trailing_storage = nullptr) noexcept {
@@ -42,9 +38,8 @@ public:
         const size_t end = sizeof(tensor_handle) + 2 * nd * sizeof(int64_t);
         constexpr size_t any = alignof(std::max_align_t);
         const size_t tail = (end + any - 1) & ~(any - 1);
-        // Python's allocator for a handle with an owner (cheaper than the C heap): its caller holds the GIL
-        // (the owner's reference is taken here), and so does its last release, for the owner. Without
-        // one, the raw allocator: such a handle is freed without touching Python. (See python_heap().)
+        // With an owner, Python's allocator (the GIL is held here and at the last release); else the raw one, so
+        // that it is freed without Python (python_heap()).
         const size_t size = trailing ? tail + trailing : end;
         void *mem = owner ? PyMem_Malloc(size) : PyMem_RawMalloc(size);
         if (!mem) {
@@ -72,19 +67,16 @@ public:
         return h;
     }
 
-    /// A handle on the caller's stack over `t`, for an export that may never need to keep it (NumPy's C
-    /// API keeps only the owner): shape, strides and `owner` stay borrowed from the caller, who keeps them
-    /// alive for the call; `t.strides` must not be NULL. Whatever keeps a handle calls share(), which
-    /// copies a borrowed one to the heap. Never dec_ref() it.
+    /// A handle on the caller's stack over `t`, for an export that may not keep it (NumPy's C API keeps only the
+    /// owner): shape, strides (not NULL) and `owner` stay borrowed for the call; share() copies it to the heap.
+    /// Never dec_ref() it.
     static tensor_handle borrowed(const dlpack::Tensor &t, PyObject *owner, bool read_only, void *stream) noexcept {
         return tensor_handle(t, owner, read_only, stream);
     }
 
-    /// A reference for whoever keeps the handle beyond the call (release it with dec_ref()): this handle,
-    /// one more reference, or for a borrowed handle a new one on the heap (NULL, MemoryError set, when
-    /// allocation fails). A new handle can carry `trailing` bytes of the caller's (one allocation for
-    /// both): `*trailing_storage` says where, or NULL when this handle was shared instead. That storage
-    /// is freed with the handle: whatever lives there must end before its reference is dropped.
+    /// A reference to keep beyond the call (release with dec_ref()): this handle, or a borrowed one's heap copy with
+    /// `trailing` bytes for the caller at `*trailing_storage` (NULL when shared instead; freed with the handle, so what
+    /// lives there ends before its reference drops). NULL, with MemoryError set, when allocation fails.
     tensor_handle *share(size_t trailing = 0, void **trailing_storage = nullptr) noexcept {
         if (!borrowed_) {
             if (trailing_storage) *trailing_storage = nullptr;
@@ -98,15 +90,11 @@ public:
 
     void inc_ref() noexcept { refcount_.fetch_add(1, std::memory_order_relaxed); }
 
-    /// Drops one reference; the last one releases the owner and frees the handle, with the GIL (taken if
-    /// needed: one check for both). Once the interpreter is gone (or finalizing,
-    /// for a thread that does not hold the GIL) what needs Python is leaked, not released; so is what
-    /// belongs to another interpreter than the calling thread's (a thread without the GIL can take only
-    /// the main interpreter's, through PyGILState): its objects are never touched under a foreign GIL.
+    /// Drops one reference; the last releases the owner and frees the handle with the GIL (taken if needed). Leaked
+    /// instead: what needs Python once the interpreter is gone (or finalizing, without the GIL), and the whole handle
+    /// when made in another interpreter than the thread's (without the GIL: the main one, PyGILState's).
     void dec_ref() noexcept {
-        // The only reference (the common case: a handle made for one call or one return) is dropped
-        // without an atomic read-modify-write (a locked instruction): no other thread holds one that could
-        // race with it. Else the decrement says whether this was the last.
+        // The only reference is dropped without an atomic read-modify-write: no other thread holds one.
         if (refcount_.load(std::memory_order_acquire) != 1 && refcount_.fetch_sub(1, std::memory_order_acq_rel) != 1)
             return;
         if (!owner_) return free_raw();  // nothing of Python's: no GIL to take
@@ -131,11 +119,9 @@ public:
         if (!gil) PyGILState_Release(st);
     }
 
-    /// dec_ref() for a caller that holds the GIL of the running interpreter and has entered it
-    /// (process_state.h: enter_interpreter()), as a binding's return does: while no sub-interpreter uses
-    /// dltensor, the running interpreter is the main one, so the last reference to a main-interpreter
-    /// handle is released without asking whether the interpreter lives and which thread holds the GIL
-    /// (about 6 ns of a 130 ns NumPy return on Python 3.11: three calls into the interpreter). Else dec_ref().
+    /// dec_ref() for a caller holding the GIL of the interpreter it entered (enter_interpreter()), as a return does:
+    /// while no sub-interpreter uses dltensor, a main-interpreter handle's last reference is released without asking
+    /// whether the interpreter lives and which thread holds the GIL. Else dec_ref().
     DLTENSOR_HOT_INLINE void dec_ref_in_entered_interpreter() noexcept {
         if (refcount_.load(std::memory_order_acquire) != 1 || !owner_ || interpreter_ != 0 ||
             detail::sub_interpreters_in_use().load(std::memory_order_relaxed) != 0)

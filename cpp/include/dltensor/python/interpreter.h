@@ -1,8 +1,6 @@
-// dltensor/python/interpreter.h: the interpreter's state as release paths need it (handle.h drops references
-// from any thread at any time, including from C++ statics destroyed after the interpreter finalized):
-// does this thread hold the GIL, and is the interpreter still there. Also which interpreter runs: dltensor
-// keeps its Python state per interpreter (process_state.h), and a tensor's Python owner is released only in
-// the interpreter it came from.
+// dltensor/python/interpreter.h: interpreter state for release paths (handle.h releases from any thread at any time,
+// also from statics destroyed after finalization): does this thread hold the GIL, is the interpreter alive, and
+// which interpreter runs (state is per interpreter, and an owner is released only in its own).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -27,9 +25,8 @@ DLTENSOR_HOT_INLINE PyThreadState *current_thread_state() noexcept {
 }
 
 namespace detail {
-/// How many sub-interpreters hold dltensor state now (each extension module counts its own, or each shared
-/// core for all of its modules; see process_state.h). While none does, every piece of state is the main interpreter's, and hot paths ask
-/// nothing more.
+/// How many sub-interpreters hold dltensor state now (per extension module, or per shared core: process_state.h).
+/// While none does, all state is the main interpreter's and hot paths ask nothing more.
 DLTENSOR_PROCESS_WIDE std::atomic<int> &sub_interpreters_in_use() noexcept;
 
 /// The main interpreter (found once).
@@ -54,11 +51,8 @@ inline int64_t current_interpreter_id() noexcept {
     return ts ? PyInterpreterState_GetID(ts->interp) : 0;
 }
 
-/// The calling thread's state when it holds the GIL, else NULL. From Python 3.12 the current thread state
-/// is thread-local, and reading it is cheaper than PyGILState_Check(). Before, it names whichever thread
-/// holds the GIL, so its OS thread is compared with the caller's (cheaper than PyGILState_Check()'s
-/// thread-specific lookup). Meaningless after finalization: ask `Py_IsInitialized()` first where that can
-/// happen.
+/// The calling thread's state when it holds the GIL, else NULL (before 3.12: the GIL holder's, if its OS thread is
+/// the caller's). Meaningless after finalization: ask `Py_IsInitialized()` first where that can happen.
 inline PyThreadState *thread_state_holding_gil() noexcept {
 #if PY_VERSION_HEX >= 0x030C0000
     return current_thread_state();

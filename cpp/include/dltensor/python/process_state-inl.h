@@ -1,6 +1,4 @@
-// dltensor/python/process_state-inl.h: the bodies of process_state.h's core entry points,
-// listed in core/core-inl.h (config.h: DLTENSOR_CORE): compiled once in dltensor_core, or
-// header-only in every unit.
+// dltensor/python/process_state-inl.h: the bodies of process_state.h's core entry points (config.h: DLTENSOR_CORE).
 #pragma once
 
 #include "process_state.h"

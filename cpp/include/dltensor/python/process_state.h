@@ -1,18 +1,6 @@
-// dltensor/python/process_state.h: what dltensor keeps beyond a call, in one place: the switch, the interned
-// names, and the one way each piece of looked-up state is made (once per interpreter, from any thread, on
-// free-threaded Python too) and found again. Each extension module that includes the headers has its own
-// copy of all of it (with a shared core, config.h: DLTENSOR_CORE_SHARED, the library's state and the
-// DLTENSOR_PROCESS_WIDE pieces are one copy for all of its modules). Python objects are never shared between interpreters: the main interpreter's state
-// lives for the process, a sub-interpreter's in that interpreter, released with it.
-//
-// Every piece of state, and where its type lives:
-//   fast_paths_enabled()      the fast-path switch (C only: one per process)                (this file)
-//   py_names                  interned names and constant arguments                     (this file)
-//   each framework's entry points and switches                                          (frameworks/<name>*.h)
-//   the `dltensor.Tensor` type                                                          (export.h)
-//   the per-type producer cache: a mutable table, locked on free-threaded builds        (producer.h)
-//   this module's reader of refusals, registered once                                   (refusal_log.h)
-// Per thread, not per interpreter: the refusal record and log (refusal.h, refusal_log.h).
+// dltensor/python/process_state.h: all state kept beyond a call: fast_paths_enabled() and py_names (here), frameworks'
+// entry points (frameworks/), the `dltensor.Tensor` type (export.h), the producer cache (producer.h), the refusal
+// reader (refusal_log.h); all but the switch made once per interpreter by process_state<T>(). Per thread: refusal.h.
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -57,10 +45,8 @@ struct interpreter_states {
 namespace detail {
 inline constexpr const char *interpreter_states_name = "dltensor.interpreter_states";
 
-/// The slot of the kind of state `key` (state_key<T>()), numbered at its first request: one number per
-/// kind, also across the modules of a shared core (DLTENSOR_PROCESS_WIDE), whose sources and core library
-/// each ask for their kinds. `interpreter_states::capacity` when all slots are taken (no slot:
-/// make_interpreter_state() then answers the empty state).
+/// The slot of the kind of state `key` (state_key<T>()), numbered at its first request, one per kind across a shared
+/// core's modules; `interpreter_states::capacity` when all are taken (the kind then gets the empty state).
 DLTENSOR_PROCESS_WIDE unsigned new_state_index(uint64_t key) noexcept;
 /// The kind of state `T` as a number (a hash of its name, computed by the compiler: no text in the
 /// module), the same in every module built by the same compiler; never 0 (a free slot).
@@ -112,10 +98,9 @@ DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *int
 
 }  // namespace detail
 
-/// Every entry from Python into dltensor (an argument, a return, an allocation) calls this first. In the
-/// main interpreter: one call and two loads, nothing else. In a sub-interpreter it makes that
-/// interpreter's states (once), so that every process_state() there, now and later, reads its own
-/// (docs/reference.md §14). False only when they cannot be made (out of memory): the entry fails then.
+/// Called first by every entry from Python (argument, return, allocation): in a sub-interpreter it makes that
+/// interpreter's states once, so that its process_state() calls read its own (docs/reference.md §14). False only
+/// when they cannot be made (out of memory): the entry fails then.
 DLTENSOR_HOT_INLINE bool enter_interpreter() noexcept {
     PyInterpreterState *sub = detail::running_sub_interpreter();
     return !sub || detail::sub_interpreter_states(sub) != nullptr;
@@ -132,9 +117,7 @@ DLTENSOR_HOT_INLINE bool enter_interpreter_or_raise() noexcept {
     return false;
 }
 
-/// enter_interpreter_or_raise() behind a call: for entries where its inlined code costs more than the call
-/// (in pybind11's constructors with an owner it stopped the optimizer from inlining tensor_handle::create(),
-/// +80 instructions a return).
+/// enter_interpreter_or_raise() behind a call, for entries where its inlined code costs more than the call.
 DLTENSOR_NOINLINE inline bool enter_interpreter_or_raise_out_of_line() noexcept { return enter_interpreter_or_raise(); }
 
 namespace detail {
@@ -193,17 +176,9 @@ DLTENSOR_COLD const T &make_process_state(Make &make) noexcept {
 }
 }  // namespace detail
 
-/// The interpreter's one `T`, made by `make()` (which returns a `T`) at its first call there. In the main
-/// interpreter it lives for the process and is then read with two atomic loads (one says that no
-/// sub-interpreter uses dltensor); in a sub-interpreter it lives in that interpreter's states (above), is
-/// released with them, and is looked up per call (a thread-local cache, a slot). No lock is held while
-/// `make()` runs, so it may import modules, run Python, release the GIL or re-enter dltensor without
-/// deadlocking (a C++ function-local static would hold its guard across all that): two threads that call
-/// first may both make a `T`; the first one published is kept and the other released. When memory runs
-/// out, a default `T` (no state: every shortcut off) is returned and the next call tries again. `T` may
-/// have `void release() noexcept`, which drops the Python references it holds.
-///
-/// In a sub-interpreter, only after enter_interpreter() (which every entry from Python calls first).
+/// The interpreter's one `T`, made by `make()` (which may run Python) at its first call there, with no lock held:
+/// racing threads may each make one, the first published is kept. Out of memory: a default `T`, retried next call.
+/// `T::release()`, if any, drops its references. In a sub-interpreter, only after enter_interpreter(); freed with it.
 template <typename T, typename Make> DLTENSOR_HOT_INLINE const T &process_state(Make &&make) noexcept {
     if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed) == 0)
         if (const T *v = detail::process_slot<T>::value.load(std::memory_order_acquire)) return *v;

@@ -1,6 +1,4 @@
-// dltensor/python/producer_error-inl.h: the bodies of producer_error.h's core entry points,
-// listed in core/core-inl.h (config.h: DLTENSOR_CORE): compiled once in dltensor_core, or
-// header-only in every unit.
+// dltensor/python/producer_error-inl.h: the bodies of producer_error.h's core entry points (config.h: DLTENSOR_CORE).
 #pragma once
 
 #include "producer_error.h"

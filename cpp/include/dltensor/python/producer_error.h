@@ -1,12 +1,6 @@
-// dltensor/python/producer_error.h: what a producer's own code (`__dlpack__`, `__array__`, `astype`, a property)
-// raised while dltensor imported from it.
-//
-// Most exceptions mean "this object cannot be imported that way": the import refuses, and the first line
-// of the message is kept as the producer's reason, which the refusal's explanation quotes. A few must
-// reach the caller whatever overload resolution does next: KeyboardInterrupt, SystemExit and every other
-// BaseException that is no Exception, MemoryError and RecursionError. Those are kept, per thread, until
-// the backend raises them (the pybind11 backend from the caster itself; the nanobind backend, whose
-// casters cannot raise, as docs/reference.md §14 says).
+// dltensor/python/producer_error.h: what a producer's own code (`__dlpack__`, `astype`, ...) raised during an import:
+// its first line, quoted by the refusal's explanation, or, for an exception that must reach the caller, the exception,
+// kept per thread until the backend raises it (docs/reference.md §14).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN
@@ -30,7 +24,8 @@ struct producer_error_state {
     DLTENSOR_CORE_VISIBILITY static producer_error_state &of_this_thread() noexcept;
 };
 
-/// Must the current Python error reach the caller rather than become a refusal?
+/// Must the current Python error reach the caller rather than become a refusal? (KeyboardInterrupt, SystemExit and
+/// any other BaseException that is no Exception, MemoryError, RecursionError.)
 inline bool error_must_reach_caller() noexcept {
     return !PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_MemoryError) ||
            PyErr_ExceptionMatches(PyExc_RecursionError);
@@ -106,11 +101,9 @@ inline bool python_handles_sigint() noexcept {
 }
 }  // namespace detail
 
-/// For a backend whose casters cannot raise (nanobind): hands the kept exception to the interpreter so that
-/// it is raised at its next check for pending work, after the binding library's call: a KeyboardInterrupt
-/// by re-arming SIGINT when a Python handler runs for it (in the main thread, as for a real interrupt), any
-/// other one, and a KeyboardInterrupt where SIGINT is ignored, as a pending call of the main thread, or,
-/// where the interpreter takes none, as an unraisable error (`sys.unraisablehook`). Leaves no error set.
+/// For a backend whose casters cannot raise (nanobind): the kept exception is raised at the next check for pending
+/// work: a KeyboardInterrupt by re-arming SIGINT where a Python handler runs for it, else as a main-thread pending
+/// call, or, where none is taken, as an unraisable error (`sys.unraisablehook`). Leaves no error set.
 DLTENSOR_CORE void rearm_pending_error() noexcept;
 
 }  // namespace dlt

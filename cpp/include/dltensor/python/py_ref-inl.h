@@ -1,5 +1,4 @@
-// dltensor/python/py_ref-inl.h: the bodies of py_ref.h's core entry points (config.h: DLTENSOR_CORE),
-// listed in core/core-inl.h: compiled once in dltensor_core, or header-only in every unit.
+// dltensor/python/py_ref-inl.h: the bodies of py_ref.h's core entry points (config.h: DLTENSOR_CORE).
 #pragma once
 
 #include "py_ref.h"

@@ -1,10 +1,6 @@
-// dltensor/python/py_ref.h: an owned reference to a Python object, released when it goes out of scope, and the
-// few calls the core makes that return one. Like every use of a
-// Python object, needs the GIL (an attached thread state on free-threaded builds).
-//
-// Errors: the calls here leave the Python error set when they fail (an empty `py_ref`), as the C API
-// does. The importer, which must leave no error set, clears it once where it gives up (import.h); the
-// exporter passes it on to the binding library.
+// dltensor/python/py_ref.h: an owned reference to a Python object, released at scope exit, and the calls that return
+// one (empty, with the Python error set, on failure, as the C API does). Needs the GIL (free-threaded: an attached
+// thread state).
 #pragma once
 
 #ifndef PY_SSIZE_T_CLEAN

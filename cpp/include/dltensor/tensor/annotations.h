@@ -1,7 +1,5 @@
-// dltensor/tensor/annotations.h: the annotation tags of `dltensor<...>` for backends whose binding library has
-// none of its own (pybind11), and the compile-time config collected from them. The nanobind backend uses
-// nanobind's own tags instead; both backends spell them the same (`py::shape<...>`, `py::ro`, ...).
-// Backend-independent: no Python, no binding library.
+// dltensor/tensor/annotations.h: the annotation tags of `dltensor<...>` for backends without their own (pybind11;
+// nanobind's are spelled the same: `py::shape<...>`, `py::ro`, ...) and the compile-time config collected from them.
 #pragma once
 
 #include <cstdint>

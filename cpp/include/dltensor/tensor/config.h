@@ -1,8 +1,5 @@
-// dltensor/tensor/config.h: the compiler attributes, builtins and version checks the headers share, in one
-// place. Needs nothing, not even Python (strides.h uses it). Every header includes it before code of its
-// own, and the entry headers (nanobind.h, pybind11.h) before anything else, so that the C++ standard check
-// below is the first error of a build set to an older standard. The Python check at the end applies once
-// Python.h has come (each inclusion looks again until then).
+// dltensor/tensor/config.h: the compiler attributes, builtins, build-mode macros and version checks every header
+// shares; needs no Python. The entry headers include it first, so the C++17 check below is a build's first error.
 #ifndef DLTENSOR_CONFIG_H
 #define DLTENSOR_CONFIG_H
 
@@ -23,8 +20,7 @@
 
 #include <cstdint>
 
-/// For the few functions of the argument hot path that must not cost a call (the compiler left py_ref's
-/// members out of line in the caster, at 10-20 instructions an argument).
+/// Always inlined: for the few functions of the argument hot path that must not cost a call.
 #if defined(__GNUC__)
 #  define DLTENSOR_HOT_INLINE inline __attribute__((always_inline))
 #elif defined(_MSC_VER)
@@ -42,9 +38,8 @@
 #  define DLTENSOR_NOINLINE
 #endif
 
-/// Makes the pointer variable `p` one opaque value for the optimizer. A kernel inlined beside `data()` then
-/// keeps one register per tensor, not the base and the byte offset apart, which spilled inside a loop
-/// (bench/kernel.py: 12.8% more instructions under GCC with link-time optimization).
+/// Makes the pointer variable `p` one opaque value for the optimizer: a kernel inlined beside `data()` keeps one
+/// register per tensor, not the base and the byte offset apart.
 #if defined(__GNUC__)
 #  define DLTENSOR_ONE_VALUE(p) __asm__("" : "+r"(p))
 #else
@@ -65,12 +60,8 @@
 /// (GCC optimizes it for size and keeps it out of the hot code).
 #define DLTENSOR_MESSAGE_PATH inline DLTENSOR_COLD
 
-/// The build mode (docs/architecture.md, "The core, compiled once"): `DLTENSOR_CORE` marks the core's entry
-/// points, whose bodies sit in `<name>-inl.h`, and `DLTENSOR_CORE_DEFINITIONS` says whether this unit
-/// compiles them (the entry headers then include core/core-inl.h). Header-only (the default): every unit
-/// does. `DLTENSOR_CORE_LIBRARY` (the CMake target): none does, the library `dltensor_core` has them.
-/// `DLTENSOR_CORE_LIBRARY_BUILD` (src/core.cpp): the library itself. `DLTENSOR_CORE_SHARED` (CMake's
-/// `DLTENSOR_SHARED_CORE`): the library is shared and exports them.
+/// `DLTENSOR_CORE_SHARED` (CMake's `DLTENSOR_SHARED_CORE`): the core library is shared and exports its entry
+/// points (`DLTENSOR_CORE_VISIBILITY`: default visibility; GCC and Clang only).
 #if defined(DLTENSOR_CORE_SHARED)
 #  if !defined(DLTENSOR_CORE_LIBRARY) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)
 #    error "DLTENSOR_CORE_SHARED needs DLTENSOR_CORE_LIBRARY (the CMake target dltensor::dltensor sets both)"
@@ -84,26 +75,29 @@
 #  define DLTENSOR_CORE_VISIBILITY
 #endif
 
+/// The build mode (docs/architecture.md, "The core, compiled once"): `DLTENSOR_CORE` marks the core's entry points
+/// (bodies in `<name>-inl.h`); `DLTENSOR_CORE_DEFINITIONS` is 1 where this unit compiles them (core/core-inl.h).
 #if defined(DLTENSOR_CORE_LIBRARY_BUILD) && defined(__GNUC__)
-// Still declared inline, so that the compiler inlines the core into itself as it did header-only, and
-// always emitted (`used`): the modules' sources call them.
+// `DLTENSOR_CORE_LIBRARY_BUILD` (src/core.cpp): the library itself; inline (the core inlines into itself) and
+// always emitted (`used`), since the modules call them.
 #  define DLTENSOR_CORE inline __attribute__((used)) DLTENSOR_CORE_VISIBILITY
 #  define DLTENSOR_CORE_DEFINITIONS 1
 #elif defined(DLTENSOR_CORE_LIBRARY_BUILD)
 #  define DLTENSOR_CORE
 #  define DLTENSOR_CORE_DEFINITIONS 1
 #elif defined(DLTENSOR_CORE_LIBRARY)
+// `DLTENSOR_CORE_LIBRARY` (the CMake target): declarations only; the library `dltensor_core` has the bodies.
 #  define DLTENSOR_CORE DLTENSOR_CORE_VISIBILITY
 #  define DLTENSOR_CORE_DEFINITIONS 0
 #else
+// Header-only (the default): every unit compiles the bodies.
 #  define DLTENSOR_CORE inline
 #  define DLTENSOR_CORE_DEFINITIONS 1
 #endif
 
-/// Where the nanobind backend's functions that are no template (nanobind-inl.h: the import and the return
-/// every tensor caster calls) compile. Header-only (the default): every unit that includes the backend.
-/// `DLTENSOR_NANOBIND_LIBRARY` (the CMake package, for a module that links a nanobind library): none does,
-/// the library it builds of src/nanobind.cpp once per nanobind library has them (`..._LIBRARY_BUILD`).
+/// Where the nanobind backend's non-template functions (nanobind-inl.h) compile: by default in every unit that
+/// includes the backend; with `DLTENSOR_NANOBIND_LIBRARY` (the CMake package) only in the library built from
+/// src/nanobind.cpp once per nanobind library (`DLTENSOR_NANOBIND_LIBRARY_BUILD`).
 #if defined(DLTENSOR_NANOBIND_LIBRARY_BUILD) && defined(__GNUC__)
 #  define DLTENSOR_NANOBIND_PART inline __attribute__((used))
 #  define DLTENSOR_NANOBIND_DEFINITIONS 1
@@ -126,12 +120,9 @@
 #  define DLTENSOR_CORE_COLD
 #endif
 
-/// State that both a module's own inline code and the core use: the count of sub-interpreters holding
-/// state, the numbering of the state slots, the calling thread's last refusal and kept producer error,
-/// and the fast-path switch. An ordinary inline function (one copy per module, shared by its sources and
-/// its static core) in every mode but one: the modules of a shared core call the shared library's copy, so
-/// that what the core writes is what the module reads. Declared `DLTENSOR_PROCESS_WIDE <signature>;`, its
-/// body in python/process_wide-inl.h, which the entry headers include where `DLTENSOR_PROCESS_WIDE_BODIES`.
+/// State that a module's inline code and the core share (docs/architecture.md): plain inline (one copy per module)
+/// except in a shared core's modules, which call the library's copy. Declared `DLTENSOR_PROCESS_WIDE <signature>;`,
+/// bodies in python/process_wide-inl.h, which the entry headers include where `DLTENSOR_PROCESS_WIDE_BODIES`.
 #if defined(DLTENSOR_CORE_SHARED) && !defined(DLTENSOR_CORE_LIBRARY_BUILD)
 #  define DLTENSOR_PROCESS_WIDE DLTENSOR_CORE_VISIBILITY
 #  define DLTENSOR_PROCESS_WIDE_BODIES 0
@@ -178,10 +169,8 @@ inline int trailing_zeros(unsigned long long x) noexcept {
 
 #endif  // DLTENSOR_CONFIG_H
 
-// The oldest Python dltensor supports (README: Supported versions; CI proves it with
-// tests/test_python_versions.py), checked by the first inclusion after Python.h: outside the include guard,
-// since the entry headers include this file before their binding library brings Python.h. Each backend
-// checks its binding library's version itself.
+// The oldest supported Python (README: Supported versions), checked by the first inclusion after Python.h: outside
+// the include guard, since the entry headers include this file before Python.h. Backends check their library's.
 #if defined(PY_VERSION_HEX) && !defined(DLTENSOR_PYTHON_VERSION_CHECKED)
 #define DLTENSOR_PYTHON_VERSION_CHECKED
 #if PY_VERSION_HEX < 0x03090000

@@ -1,9 +1,5 @@
-// dltensor/tensor/dlpack.h: the DLPack ABI (data structures and constants), as dltensor reads and writes it.
-//
-// These are dltensor's own declarations of the DLPack 1.x binary interface, kept in namespace
-// `dlt::dlpack` so that they never collide with a `<dlpack/dlpack.h>` that user code includes too.
-// The layouts match DLPack's `DLTensor`, `DLManagedTensor` and `DLManagedTensorVersioned` field for
-// field. Backend-independent: no Python, no binding library.
+// dltensor/tensor/dlpack.h: dltensor's own declarations of the DLPack 1.x ABI, in `dlt::dlpack` (never colliding
+// with a user's <dlpack/dlpack.h>); layouts match `DLTensor` and `DLManagedTensor(Versioned)` field for field.
 #pragma once
 
 #include <cstdint>
@@ -166,7 +162,6 @@ inline constexpr const char *used_capsule_name_versioned = "used_dltensor_versio
 // ---------------------------------------------------------------------------------------------------
 // The DLPack C exchange API (DLPack 1.3): a table of C functions that a tensor type publishes as
 // `type(t).__dlpack_c_exchange_api__`, a capsule named "dlpack_exchange_api" (PyTorch >= 2.10).
-// ---------------------------------------------------------------------------------------------------
 
 /// Capsule name of `__dlpack_c_exchange_api__`.
 inline constexpr const char *exchange_api_capsule_name = "dlpack_exchange_api";

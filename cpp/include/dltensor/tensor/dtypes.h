@@ -1,7 +1,5 @@
-// dltensor/tensor/dtypes.h: element types: the 2-byte storage types float16/bfloat16, the 1-byte float8 storage
-// types (float8_e4m3fn, float8_e5m2, ...), the map from C++ scalar types to DLPack data types, and the
-// dtype names that conversions and messages use.
-// Backend-independent: no Python, no binding library.
+// dltensor/tensor/dtypes.h: the storage types float16, bfloat16 and float8_*, C++ scalar type -> DLPack data type,
+// and the dtype names that conversions and messages use.
 #pragma once
 
 #include <cstdint>
@@ -171,11 +169,9 @@ constexpr uint32_t shift_round_even(uint32_t v, int s) noexcept {
     return q + ((r > half || (r == half && (q & 1u))) ? 1u : 0u);
 }
 
-/// Rounds a float to the 8 bits of format `code`, as ml_dtypes converts: to nearest, ties to even (e8m0fnu:
-/// ties upward, as ml_dtypes); overflow gives infinity where the format has one, else NaN; NaN stays NaN
-/// (the format's quiet NaN, with the sign where the format has one); values below the smallest subnormal
-/// round to zero (e8m0fnu, which has no zero: to 2^-127), -0.0 to +0 where there is no negative zero
-/// (fnuz); e8m0fnu gives NaN for zero and negative values.
+/// Rounds a float to format `code` as ml_dtypes does: to nearest, ties to even (e8m0fnu: upward); overflow gives
+/// infinity where the format has one, else NaN; NaN gives the quiet NaN (signed where possible); underflow gives
+/// zero (e8m0fnu: 2^-127); -0.0 gives +0 in fnuz formats; e8m0fnu gives NaN for zero and negatives.
 inline uint8_t float8_from_float(uint8_t code, float value) noexcept {
     const float8_format f = float8_format_of(code);
     uint32_t x;
@@ -290,8 +286,7 @@ constexpr const char *small_float_name(uint8_t code) noexcept {
 }
 
 /// A complex number of float or double parts laid out as two of them (std::complex<float>, std::complex<double>
-/// or a type like them), recognised by its members so that this header need not include <complex>, which
-/// brings the standard streams with it (about 8,600 preprocessed lines in every source).
+/// or a type like them), recognised by its members so that this header need not include <complex>.
 template <typename T, typename = void> struct complex_parts {
     using type = void;
 };

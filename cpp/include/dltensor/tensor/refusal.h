@@ -1,10 +1,5 @@
-// dltensor/tensor/refusal.h: why the importer refused an argument, recorded per thread, and its explanation.
-//
-// The importer records a refusal only when it refuses (the success path writes nothing); the record holds
-// plain values (no references, no allocation), so a later overload that succeeds costs nothing more.
-// `explain()` turns a record into one line of text ("dtype float64, expected float32"), on demand: for the
-// exceptions of an in-body conversion (`py::cast<T>(obj)`) and, through refusal_log.h, for Python's
-// `dltensor.explain()`. Backend-independent: no Python, no binding library.
+// dltensor/tensor/refusal.h: why the importer refused an argument: a per-thread record of plain values, written only
+// on refusal, and explain(), its one line of text for `py::cast<T>(obj)` errors and `dltensor.explain()`.
 #pragma once
 
 #include <cstdint>

@@ -39,10 +39,8 @@ struct requirements {
 /// tensors a parameter can tell apart (frameworks/), 0 for none and for `array_api` (any producer, 7).
 constexpr uint8_t parameter_framework(int annotated) noexcept { return annotated == 7 ? 0 : (uint8_t) annotated; }
 
-/// A parameter's requirements from its annotations, as either backend's compile-time config collects them:
-/// element type `Scalar` (void: any dtype; its alignment is required), `ndim` (-1: any) with `extents`
-/// (-1: any extent), DLPack `device_type` (0: any), `order` ('\0': any), `read_only` (const dtype or `ro`),
-/// `framework` (the annotation's number, 0: none).
+/// A parameter's requirements from its annotations: element type `Scalar` (void: any), `ndim` (-1: any) with
+/// `extents` (-1: any), `device_type` and `framework` (0: any), `order` ('\0': any), `read_only`.
 template <typename Scalar>
 constexpr requirements requirements_of(int32_t ndim, const int64_t *extents, int32_t device_type, char order,
                                        bool read_only, int framework = 0) noexcept {
@@ -87,12 +85,12 @@ enum class mismatch : uint8_t {
     shape,          ///< Wrong ndim or a fixed extent differs.
     dtype,          ///< Wrong element type (a conversion may fix it).
     order,          ///< Strides are not of the required order (a conversion may fix it).
-    lazy_view,      ///< The memory does not hold the values: a PyTorch conjugate or negative view.
+    lazy_view,      ///< The memory does not hold the values: a lazily conjugated or negated view.
     misaligned,     ///< The first element's address is not aligned for the dtype (a copy fixes it).
     overlapping,    ///< Elements that may share memory, for a writable parameter (strides.h: may_overlap).
     copied,         ///< The producer's copy (DLPack's IS_COPIED flag), for a writable parameter.
-    requires_grad,  ///< A PyTorch tensor that requires grad, for a writable parameter while grad mode is on.
-    inference,      ///< A PyTorch inference tensor, for a writable parameter outside `torch.inference_mode()`.
+    requires_grad,  ///< A tensor its framework's autograd records, for a writable parameter while grad mode is on.
+    inference,      ///< An inference-only tensor, for a writable parameter outside its framework's inference mode.
     framework,      ///< Another framework's tensor, without conversion, for a framework-annotated parameter.
     invalid,        ///< Not a usable DLPack tensor: malformed, foreign, already consumed, or no tensor at all.
 };
@@ -119,10 +117,8 @@ constexpr int64_t static_size(int32_t n, const int64_t *e) noexcept {
     return size;
 }
 
-/// May `view<...>()` with shape annotation 2 be taken of a tensor annotated with shape 1? As nanobind: a
-/// view may restate the shape, also as another one over the same contiguous memory (`shape<2, 2>` as
-/// `shape<4>`); refused at compile time only when both shapes are fully static with different element
-/// counts (never right).
+/// May `view<...>()` with shape 2 be taken of a tensor annotated with shape 1? As nanobind: refused at
+/// compile time only when both are fully static with different element counts.
 constexpr bool view_shape_possible(int32_t n1, const int64_t *e1, int32_t n2, const int64_t *e2) noexcept {
     const int64_t s1 = static_size(n1, e1), s2 = static_size(n2, e2);
     return s1 < 0 || s2 < 0 || s1 == s2;

@@ -1,6 +1,5 @@
 // dltensor/tensor/strides.h: stride arithmetic on validated DLPack tensors: element counts, memory orders, and
-// the positive-stride view of a tensor with negative strides. Backend-independent: no Python, no binding
-// library.
+// the positive-stride view of a tensor with negative strides.
 #pragma once
 
 #include <cstddef>
@@ -13,10 +12,9 @@
 
 namespace dlt {
 
-/// An array of `ndim` (<= dlpack::max_ndim) extents of integer type `From` read as extents of `To`: the
-/// same array where the two are one type or signed and unsigned of one type (which may read each other:
-/// `size_t` and `int64_t` on 64-bit Linux and Windows), else a converted copy held here. For handing a
-/// shape to an API that takes another integer type (NumPy's `Py_ssize_t`, DLPack's `int64_t`).
+/// `ndim` (<= dlpack::max_ndim) extents of integer type `From` as `To` (NumPy's `Py_ssize_t`, DLPack's `int64_t`):
+/// the same array where the two differ at most in signedness (`size_t` and `int64_t` on 64-bit Linux and
+/// Windows), else a converted copy held here.
 template <typename To, typename From> class extents_as {
     static constexpr bool same = std::is_same_v<std::make_signed_t<From>, std::make_signed_t<To>>;
 
@@ -155,17 +153,15 @@ DLTENSOR_HOT_INLINE bool is_contiguous_in(char order, const int64_t *shape, cons
     return true;
 }
 
-/// Copies the elements of `shape[0..ndim)` that lie densely at `src` in `order` ('F': column-major, else
-/// row-major), `itemsize` bytes each, into `dst` laid out with the element `strides`: one `memcpy` when
-/// those strides are `order`'s contiguous ones, else element by element (`copy_of()` into a tensor whose
-/// framework allocated another layout).
+/// Copies the elements of `shape[0..ndim)` lying densely at `src` in `order` ('F': column-major, else row-major),
+/// `itemsize` bytes each, into `dst` with the element `strides`: one `memcpy` when those are `order`'s contiguous
+/// strides, else element by element (`copy_of()` into a framework's allocation of another layout).
 DLTENSOR_CORE void copy_dense_into(const void *src, char order, void *dst, const int64_t *shape, const int64_t *strides,
                                    size_t ndim, size_t itemsize) noexcept;
 
-/// The same elements with every stride made non-negative: `out` views the same memory from its lowest
-/// address (`strides` receives the strides, `t.ndim` entries; shape is shared with `t`), and
-/// `flip_dims[0..*n_flip)` lists the dimensions to reverse to get `t` back. For consumers that cannot
-/// hold negative strides (PyTorch). Requires strides (call only when `has_negative_stride(t)`).
+/// `t` with every stride non-negative: `out` views the same memory from its lowest address (`strides` receives
+/// `t.ndim` strides; shape shared with `t`); `flip_dims[0..*n_flip)` are the dimensions to reverse to get `t`
+/// back. For consumers without negative strides (PyTorch). Call only when `has_negative_stride(t)`.
 DLTENSOR_CORE void positive_view(const dlpack::Tensor &t, dlpack::Tensor &out, int64_t *strides, int64_t *flip_dims,
                                  int32_t *n_flip) noexcept;
 
