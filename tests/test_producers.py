@@ -427,6 +427,23 @@ def test_empty_allocates_for_every_framework(backend_module, fw, check):
     assert values == [0, 1, 2, 3, 4, 5]
 
 
+def test_empty_of_a_framework_without_an_allocator_takes_numpys_on_the_cpu(backend_module):
+    """JAX has no allocator of its own: its CPU tensors are NumPy arrays that it adopts on return
+    (registry-inl.h: fallback_allocators), so that empty() needs no PyTorch (a process that never imports it)."""
+    import os
+    import subprocess
+    import sys
+    build = os.path.dirname(backend_module.__file__)
+    script = (f"import sys; sys.path[:0] = [{build!r}]\n"
+              "import jax, numpy\n"
+              f"m = __import__({backend_module.__name__!r})\n"
+              "out = m.producers.empty_jax()\n"
+              "assert isinstance(out, jax.Array) and numpy.asarray(out).ravel().tolist() == [0, 1, 2, 3, 4, 5]\n"
+              "assert 'torch' not in sys.modules, 'empty() imported PyTorch'\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
 def test_empty_checks_the_annotated_rank(backend_module):
     with pytest.raises(ValueError, match="annotated ndim"):
         backend_module.producers.empty_bad_rank()

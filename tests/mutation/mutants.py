@@ -973,7 +973,7 @@ MUTANTS = [
            "    if (rc == 1 && device.device_type != dlpack::cpu) rc = fallback_allocators::cpu(",
            "empty() of a CPU tensor for a framework without its own allocator (JAX, TensorFlow) goes to the "
            "device fallback instead of a NumPy array",
-           t(PRODUCERS, "test_empty_allocates_for_every_framework")),
+           t(PRODUCERS, "test_empty_of_a_framework_without_an_allocator_takes_numpys_on_the_cpu")),
     Mutant("check_view_hook_skipped", "core/import-inl.h",
            "    if (f && f->check_view) {  // PyTorch's rules, Paddle's",
            "    if (false) {  // PyTorch's rules, Paddle's",
