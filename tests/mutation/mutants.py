@@ -303,7 +303,7 @@ MUTANTS = [
            t(KEY_SET, "test_layout_is_calibrated_against_pytorch", "test_key_set_read_agrees_with_is_neg_and_is_conj")
            + t(TORCH, "test_negative_view_is_read_with_its_sign")),
     Mutant("key_set_switch_ignored", "frameworks/pytorch_checks.h",
-           "    if (view && torch_key_set_enabled().load(std::memory_order_relaxed) &&\n"
+           "    if (view && torch_key_set_enabled().load(atomic_order::relaxed) &&\n"
            "        torch_key_set::get(torch_exchange_api).read(src, *view, neg, conj)) {",
            "    if (view && torch_key_set::get(torch_exchange_api).read(src, *view, neg, conj)) {",
            "DLTENSOR_TORCH_KEY_SET=0 and torch_key_set_enabled() = false do not turn the read off",
@@ -417,8 +417,8 @@ MUTANTS = [
 
     # ---- reference counts and the GIL in release paths --------------------------------------------------
     Mutant("handle_never_released", "python/handle.h",
-           "        if (refcount_.load(std::memory_order_acquire) != 1 && refcount_.fetch_sub(1, std::memory_order_acq_rel) != 1)",
-           "        if (refcount_.load(std::memory_order_acquire) != 1 || refcount_.fetch_sub(1, std::memory_order_acq_rel) != 1)",
+           "        if (refcount_.load(atomic_order::acquire) != 1 && refcount_.fetch_sub(1, atomic_order::acq_rel) != 1)",
+           "        if (refcount_.load(atomic_order::acquire) != 1 || refcount_.fetch_sub(1, atomic_order::acq_rel) != 1)",
            "a tensor handle with more than one reference is never decremented: its owner is never released",
            t(EXPORT, "test_owner_is_released_exactly_once_after_the_last_reference")
            + t(OWNERSHIP, "test_kept_tensor_keeps_the_producer_alive")),
@@ -446,9 +446,9 @@ MUTANTS = [
            "pybind11: a returned tensor released by its caster never drops its owner",
            t(EXPORT, "test_owner_is_released_exactly_once_after_the_last_reference")),
     Mutant("entered_release_ignores_other_references", "python/handle.h",
-           "        if (refcount_.load(std::memory_order_acquire) != 1 || !owner_ || interpreter_ != 0 ||\n"
-           "            detail::sub_interpreters_in_use().load(std::memory_order_relaxed) != 0)",
-           "        if (!owner_ || interpreter_ != 0 || detail::sub_interpreters_in_use().load(std::memory_order_relaxed) != 0)",
+           "        if (refcount_.load(atomic_order::acquire) != 1 || !owner_ || interpreter_ != 0 ||\n"
+           "            detail::sub_interpreters_in_use().load(atomic_order::relaxed) != 0)",
+           "        if (!owner_ || interpreter_ != 0 || detail::sub_interpreters_in_use().load(atomic_order::relaxed) != 0)",
            "pybind11: a returned tensor's caster frees its handle and owner although C++ keeps another reference",
            t(IDENTITY, "test_kept_tensor_returned_while_cpp_keeps_it")),
     Mutant("release_without_the_gil", "python/handle.h",
@@ -908,15 +908,15 @@ MUTANTS = [
            t(SUBINTERPRETERS, "test_per_interpreter_gil_module_works_in_an_isolated_sub_interpreter",
              "test_sub_interpreter_state_lives_and_dies_with_its_interpreter")),
     Mutant("main_slot_read_in_sub_interpreters", "python/process_state.h",
-           "    if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed) == 0)",
+           "    if (detail::sub_interpreters_in_use().load(atomic_order::relaxed) == 0)",
            "    if (true)",
            "once the main interpreter made a state, sub-interpreters read the main interpreter's",
            t(SUBINTERPRETERS, "test_per_interpreter_gil_module_works_in_an_isolated_sub_interpreter",
              "test_concurrent_isolated_sub_interpreter_works_and_leaves_the_main_type_alone")),
     Mutant("sub_interpreter_states_never_freed", "python/process_state-inl.h",
-           "            sub_interpreters_in_use().fetch_add(1, std::memory_order_acq_rel);  // undone by the capsule's end\n"
-           "            PyObject *kept = PyDict_SetDefault(dict, key, fresh);               // borrowed: the first one set",
-           "            sub_interpreters_in_use().fetch_add(1, std::memory_order_acq_rel);\n"
+           "            sub_interpreters_in_use().fetch_add(1, atomic_order::acq_rel);  // undone by the capsule's end\n"
+           "            PyObject *kept = PyDict_SetDefault(dict, key, fresh);           // borrowed: the first one set",
+           "            sub_interpreters_in_use().fetch_add(1, atomic_order::acq_rel);\n"
            "            Py_INCREF(fresh);                                      // undone by the capsule's end\n"
            "            PyObject *kept = PyDict_SetDefault(dict, key, fresh);  // borrowed: the first one set",
            "a sub-interpreter's states outlive it (their capsule is never freed)",
@@ -945,8 +945,7 @@ MUTANTS = [
            "owner is never freed",
            t(SUBINTERPRETERS, "test_first_call_in_a_sub_interpreter_may_be_a_return")),
     Mutant("handle_interpreter_not_recorded", "python/handle.h",
-           "        if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed))\n"
-           "            h->interpreter_ = current_interpreter_id();",
+           "        if (detail::sub_interpreters_in_use().load(atomic_order::relaxed)) h->interpreter_ = current_interpreter_id();",
            "",
            "a sub-interpreter's tensors count as the main interpreter's: never released in their own",
            t(SUBINTERPRETERS, "test_per_interpreter_gil_module_works_in_an_isolated_sub_interpreter",
@@ -974,6 +973,19 @@ MUTANTS = [
            "empty() of a CPU tensor for a framework without its own allocator (JAX, TensorFlow) goes to the "
            "device fallback instead of a NumPy array",
            t(PRODUCERS, "test_empty_of_a_framework_without_an_allocator_takes_numpys_on_the_cpu")),
+    Mutant("atomic_fetch_sub_subtracts_nothing", "python/atomic_value.h",
+           "        return __atomic_fetch_sub(&m_value, delta, order);",
+           "        return __atomic_load_n(&m_value, order);",
+           "a shared tensor handle's reference count never drops: its owner, and the producer's tensor, are "
+           "never released",
+           t(OWNERSHIP, "test_kept_tensor_keeps_the_producer_alive",
+             "test_constructed_return_matrix_holds_its_values_and_releases_its_owner_once")),
+    Mutant("atomic_exchange_stores_nothing", "python/atomic_value.h",
+           "        return __atomic_exchange_n(&m_value, value, order);",
+           "        return __atomic_load_n(&m_value, order);",
+           "the deferred releases' queue is never emptied: a returned PaddlePaddle tensor's owner is released "
+           "again at every later pending call",
+           t(PADDLE)),
     Mutant("check_view_hook_skipped", "core/import-inl.h",
            "    if (f && f->check_view) {  // PyTorch's rules, Paddle's",
            "    if (false) {  // PyTorch's rules, Paddle's",
@@ -1359,11 +1371,11 @@ MUTANTS = [
            "two void_t partial specializations of one template: GCC takes them, Clang calls them one redefinition",
            t(COMPILERS, "test_sources_compile_without_warnings")),
     Mutant("process_slot_inline_atomic_member", "python/process_state.h",
-           "    static std::atomic<const T *> value;\n"
+           "    static atomic_value<const T *> value;\n"
            "};\n"
            "// Defined outside the class: nvcc's front end rejects an inline static atomic member of a class template.\n"
-           "template <typename T> std::atomic<const T *> process_slot<T>::value{nullptr};",
-           "    static inline std::atomic<const T *> value{nullptr};\n};",
+           "template <typename T> atomic_value<const T *> process_slot<T>::value{nullptr};",
+           "    static inline atomic_value<const T *> value{nullptr};\n};",
            "an inline static std::atomic member of a class template: nvcc's front end rejects it",
            t(COMPILERS, "test_sources_compile_without_warnings")),
     Mutant("malformed_cause_not_recorded", "tensor/requirements.h",

@@ -7,11 +7,11 @@
 #endif
 #include <Python.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 
 #include "../tensor/config.h"
+#include "../python/atomic_value.h"
 #include "../tensor/dlpack.h"
 #include "exchange.h"
 #include "../frameworks/registry.h"
@@ -143,7 +143,7 @@ struct producer_cache {
     /// The main interpreter's is a static (found at a fixed address: no load on the hot path); a
     /// sub-interpreter's is its process_state (made by its first argument, released with it).
     DLTENSOR_HOT_INLINE static producer_cache &get() noexcept {
-        if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed) == 0) return main;
+        if (detail::sub_interpreters_in_use().load(atomic_order::relaxed) == 0) return main;
         return of_this_interpreter();
     }
 
@@ -168,12 +168,12 @@ struct producer_of_this_thread {
 inline thread_local producer_of_this_thread producer_seen_last;
 /// Types released by any producer cache (evicted, or the cache released), process-wide: counted before the
 /// reference is dropped, so a thread that can see a type reusing a freed one's address sees the count moved.
-inline std::atomic<uint64_t> producer_cache_drops{0};
+inline atomic_value<uint64_t> producer_cache_drops{0};
 #endif
 
 inline void producer_cache::release() noexcept {
 #ifdef Py_GIL_DISABLED
-    producer_cache_drops.fetch_add(1, std::memory_order_acq_rel);  // before any type can be freed
+    producer_cache_drops.fetch_add(1, atomic_order::acq_rel);  // before any type can be freed
 #endif
     for (entry &e : entries) Py_CLEAR(e.type);
 }
@@ -184,7 +184,7 @@ DLTENSOR_HOT_INLINE bool producer_of(PyTypeObject *tp, producer_info &info) noex
     producer_cache &c = producer_cache::get();
 #ifdef Py_GIL_DISABLED
     producer_of_this_thread &mine = producer_seen_last;
-    const uint64_t drops = producer_cache_drops.load(std::memory_order_acquire);
+    const uint64_t drops = producer_cache_drops.load(atomic_order::acquire);
     if (mine.type == tp && mine.cache == &c && mine.drops == drops) {
         info = mine.info;
         return true;
@@ -217,7 +217,7 @@ DLTENSOR_HOT_INLINE bool producer_of(PyTypeObject *tp, producer_info &info) noex
             Py_INCREF((PyObject *) tp);
             slot = producer_cache::entry{tp, info};
 #ifdef Py_GIL_DISABLED
-            if (evicted) producer_cache_drops.fetch_add(1, std::memory_order_acq_rel);
+            if (evicted) producer_cache_drops.fetch_add(1, atomic_order::acq_rel);
 #endif
         }
         Py_XDECREF(evicted);  // last, and unlocked: freeing a type may run arbitrary code

@@ -2,10 +2,10 @@
 #pragma once
 
 #include "refusal_errors.h"
+#include "../python/atomic_value.h"
 #include "refusal_log-inl.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -23,8 +23,8 @@ struct explained_function {
 
 /// The functions explain_refusals() took over, sorted by address. Replaced whole when functions are added (one writer
 /// at a time); a replaced table is never freed: another thread's call may still read it.
-DLTENSOR_CORE std::atomic<const std::vector<explained_function> *> &explained_functions() noexcept {
-    static std::atomic<const std::vector<explained_function> *> table{nullptr};
+DLTENSOR_CORE atomic_value<const std::vector<explained_function> *> &explained_functions() noexcept {
+    static atomic_value<const std::vector<explained_function> *> table{nullptr};
     return table;
 }
 
@@ -100,7 +100,7 @@ DLTENSOR_CORE DLTENSOR_COLD void add_refusal_reasons(PyObject *const *args, size
 /// The vectorcall of a function explain_refusals() took over: the original call, then the reasons.
 DLTENSOR_CORE PyObject *explained_call(PyObject *callable, PyObject *const *args, size_t nargsf,
                                        PyObject *kwnames) noexcept {
-    const std::vector<explained_function> *table = explained_functions().load(std::memory_order_acquire);
+    const std::vector<explained_function> *table = explained_functions().load(atomic_order::acquire);
     const auto it = table ? std::lower_bound(table->begin(), table->end(), callable,
                                              [](const explained_function &e, PyObject *f) { return e.function < f; })
                           : std::vector<explained_function>::const_iterator();
@@ -169,7 +169,7 @@ DLTENSOR_CORE bool explain_refusals(PyObject *module) noexcept {
         // writers one at a time: interpreters with a GIL each may initialize modules at once
         static std::mutex writers;
         const std::lock_guard<std::mutex> lock(writers);
-        const std::vector<detail::explained_function> *old = table.load(std::memory_order_acquire);
+        const std::vector<detail::explained_function> *old = table.load(atomic_order::acquire);
         auto *merged = new std::vector<detail::explained_function>();
         if (old)  // an address used again by a new function: the new entry
             for (const detail::explained_function &e : *old)
@@ -181,7 +181,7 @@ DLTENSOR_CORE bool explain_refusals(PyObject *module) noexcept {
         merged->erase(std::unique(merged->begin(), merged->end(),
                                   [](const auto &a, const auto &b) { return a.function == b.function; }),
                       merged->end());
-        table.store(merged, std::memory_order_release);  // `old` stays allocated (see explained_functions())
+        table.store(merged, atomic_order::release);  // `old` stays allocated (see explained_functions())
         for (const detail::explained_function &e : found) *detail::vectorcall_slot(e.function) = detail::explained_call;
         return true;
     } catch (...) {

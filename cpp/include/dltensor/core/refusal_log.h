@@ -8,7 +8,6 @@
 #endif
 #include <Python.h>
 
-#include <atomic>
 #include <cstring>
 #include <string>
 #include <type_traits>

@@ -7,10 +7,10 @@
 #endif
 #include <Python.h>
 
-#include <atomic>
 #include <cstdlib>
 
 #include "../tensor/config.h"
+#include "../python/atomic_value.h"
 #include "../tensor/dlpack.h"
 #include "../tensor/dtypes.h"
 #include "../python/process_state.h"
@@ -141,8 +141,8 @@ struct numpy_arrays {
     /// `ml_dtypes.<ml_dtypes[i].name>` from `sys.modules` (never imported), else NULL (nothing raised); once found,
     /// held for the process (main interpreter; a sub-interpreter looks it up each time).
     static PyTypeObject *ml_type(size_t i) noexcept {
-        static std::atomic<PyTypeObject *> found[ml_dtype_count] = {};
-        if (PyTypeObject *type = found[i].load(std::memory_order_acquire)) return type;
+        static atomic_value<PyTypeObject *> found[ml_dtype_count] = {};
+        if (PyTypeObject *type = found[i].load(atomic_order::acquire)) return type;
         PyObject *modules = PyImport_GetModuleDict();                                    // borrowed
         PyObject *mod = modules ? PyDict_GetItemString(modules, "ml_dtypes") : nullptr;  // borrowed
         if (!mod || !PyModule_Check(mod)) return nullptr;
@@ -151,7 +151,7 @@ struct numpy_arrays {
         if (detail::running_sub_interpreter()) return (PyTypeObject *) t;  // the module keeps it; not cached
         PyTypeObject *expected = nullptr;
         Py_INCREF(t);  // kept for the process
-        if (found[i].compare_exchange_strong(expected, (PyTypeObject *) t, std::memory_order_acq_rel))
+        if (found[i].compare_exchange_strong(expected, (PyTypeObject *) t, atomic_order::acq_rel))
             return (PyTypeObject *) t;
         Py_DECREF(t);
         return expected;  // another thread kept the same type first

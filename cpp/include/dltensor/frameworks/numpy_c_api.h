@@ -8,7 +8,6 @@
 #endif
 #include <Python.h>
 
-#include <atomic>
 #include <new>
 
 #include "../tensor/config.h"

@@ -8,9 +8,8 @@
 #endif
 #include <Python.h>
 
-#include <atomic>
-
 #include "../tensor/config.h"
+#include "../python/atomic_value.h"
 #include "../tensor/dlpack.h"
 #include "framework.h"
 
@@ -22,7 +21,7 @@ inline constexpr int fw_pytorch = framework_tags::pytorch::value;
 
 /// Whether PyTorch's negative and conjugate bits are read from the tensor's dispatch key set
 /// (pytorch_key_set.h) rather than asked of `is_neg()` / `is_conj()`; one switch per extension module.
-DLTENSOR_CORE std::atomic<bool> &torch_key_set_enabled() noexcept;
+DLTENSOR_CORE atomic_value<bool> &torch_key_set_enabled() noexcept;
 /// The DLPack C exchange API of `torch.Tensor` (pytorch_checks.h); NULL when PyTorch is not installed or
 /// predates the API.
 DLTENSOR_CORE const dlpack::ExchangeAPI *torch_exchange_api() noexcept;

@@ -7,10 +7,10 @@
 #endif
 #include <Python.h>
 
-#include <atomic>
 #include <new>
 
 #include "../tensor/config.h"
+#include "../python/atomic_value.h"
 #include "../tensor/dlpack.h"
 #include "../core/exchange.h"
 #include "../python/process_state.h"
@@ -177,15 +177,15 @@ inline const torch_checks *torch_checks::interned(const torch_checks &c) noexcep
         torch_checks checks;
         node *next;
     };
-    static std::atomic<node *> head{nullptr};  // pushed to, never popped: every node lives for the process
-    node *first = head.load(std::memory_order_acquire);
+    static atomic_value<node *> head{nullptr};  // pushed to, never popped: every node lives for the process
+    node *first = head.load(atomic_order::acquire);
     for (node *n = first; n; n = n->next)
         if (n->checks == c) return &n->checks;
     node *fresh = new (std::nothrow) node{c, first};
     if (!fresh) return nullptr;
     // Another thread may push meanwhile (free-threaded builds): then push on top of its node. An equal
     // node pushed twice is harmless; either copy answers.
-    while (!head.compare_exchange_weak(fresh->next, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) { }
+    while (!head.compare_exchange_weak(fresh->next, fresh, atomic_order::acq_rel, atomic_order::acquire)) { }
     return &fresh->checks;
 }
 
@@ -261,7 +261,7 @@ DLTENSOR_CORE PyObject *torch_view_as(PyObject *tensor, const char *name) noexce
 /// `check_conj`, `is_conj()`. `conj` is false unless `check_conj`. Returns true when the key set answered.
 inline bool torch_lazy_bits(PyObject *src, const torch_checks &c, const dlpack::Tensor *view, bool check_conj,
                             bool &neg, bool &conj) noexcept {
-    if (view && torch_key_set_enabled().load(std::memory_order_relaxed) &&
+    if (view && torch_key_set_enabled().load(atomic_order::relaxed) &&
         torch_key_set::get(torch_exchange_api).read(src, *view, neg, conj)) {
         conj = conj && check_conj;
         return true;

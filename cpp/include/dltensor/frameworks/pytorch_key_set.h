@@ -8,7 +8,6 @@
 #endif
 #include <Python.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -22,6 +21,7 @@
 #endif
 
 #include "../tensor/config.h"
+#include "../python/atomic_value.h"
 #include "../tensor/dlpack.h"
 #include "../python/process_state.h"
 
@@ -29,7 +29,7 @@ namespace dlt {
 
 /// torch_key_set_enabled() (declared in pytorch.h): on unless the environment variable
 /// `DLTENSOR_TORCH_KEY_SET` is `0` when first asked; tests switch it at run time.
-DLTENSOR_CORE std::atomic<bool> &torch_key_set_enabled() noexcept;
+DLTENSOR_CORE atomic_value<bool> &torch_key_set_enabled() noexcept;
 
 /// Where PyTorch keeps a tensor's dispatch key set, relative to the Python object and its exchange-API view (whose
 /// `shape` points into the `c10::TensorImpl`, at the sizes' inline storage, for up to 5 dimensions).

@@ -8,9 +8,8 @@
 #endif
 #include <Python.h>
 
-#include <atomic>
-
 #include "../tensor/config.h"
+#include "atomic_value.h"
 #include "handle.h"
 #include "interpreter.h"
 #include "keep_alive.h"
@@ -26,8 +25,8 @@ struct deferred_release {
 };
 
 struct deferred_releases {
-    std::atomic<deferred_release *> head{nullptr};
-    std::atomic<bool> scheduled{false};  ///< a pending call is asked for and has not started yet
+    atomic_value<deferred_release *> head{nullptr};
+    atomic_value<bool> scheduled{false};  ///< a pending call is asked for and has not started yet
     static deferred_releases &get() noexcept {
         static deferred_releases q;  // per extension module, as every piece of dltensor's state
         return q;
@@ -64,8 +63,8 @@ inline void schedule_deferred_releases() noexcept {
 inline void queue_release(deferred_release *d) noexcept {
     if (current_interpreter_id() != 0) return release_now(d);
     deferred_releases &q = deferred_releases::get();
-    d->next = q.head.load(std::memory_order_relaxed);
-    while (!q.head.compare_exchange_weak(d->next, d, std::memory_order_release, std::memory_order_relaxed)) { }
+    d->next = q.head.load(atomic_order::relaxed);
+    while (!q.head.compare_exchange_weak(d->next, d, atomic_order::release, atomic_order::relaxed)) { }
     schedule_deferred_releases();
 }
 

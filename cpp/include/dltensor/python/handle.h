@@ -8,12 +8,12 @@
 #endif
 #include <Python.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <new>
 
 #include "../tensor/dlpack.h"
+#include "atomic_value.h"
 #include "interpreter.h"
 #include "../tensor/strides.h"
 
@@ -62,8 +62,7 @@ public:
         h->read_only_ = read_only;
         h->stream_ = stream;
         // Whose object the owner is: asked only while a sub-interpreter uses dltensor.
-        if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed))
-            h->interpreter_ = current_interpreter_id();
+        if (detail::sub_interpreters_in_use().load(atomic_order::relaxed)) h->interpreter_ = current_interpreter_id();
         return h;
     }
 
@@ -88,15 +87,14 @@ public:
         return h;
     }
 
-    void inc_ref() noexcept { refcount_.fetch_add(1, std::memory_order_relaxed); }
+    void inc_ref() noexcept { refcount_.fetch_add(1, atomic_order::relaxed); }
 
     /// Drops one reference; the last releases the owner and frees the handle with the GIL (taken if needed). Leaked
     /// instead: what needs Python once the interpreter is gone (or finalizing, without the GIL), and the whole handle
     /// when made in another interpreter than the thread's (without the GIL: the main one, PyGILState's).
     void dec_ref() noexcept {
         // The only reference is dropped without an atomic read-modify-write: no other thread holds one.
-        if (refcount_.load(std::memory_order_acquire) != 1 && refcount_.fetch_sub(1, std::memory_order_acq_rel) != 1)
-            return;
+        if (refcount_.load(atomic_order::acquire) != 1 && refcount_.fetch_sub(1, atomic_order::acq_rel) != 1) return;
         if (!owner_) return free_raw();  // nothing of Python's: no GIL to take
         const bool initialized = Py_IsInitialized();
         // Meaningless once finalized: asked only before.
@@ -123,8 +121,8 @@ public:
     /// while no sub-interpreter uses dltensor, a main-interpreter handle's last reference is released without asking
     /// whether the interpreter lives and which thread holds the GIL. Else dec_ref().
     DLTENSOR_HOT_INLINE void dec_ref_in_entered_interpreter() noexcept {
-        if (refcount_.load(std::memory_order_acquire) != 1 || !owner_ || interpreter_ != 0 ||
-            detail::sub_interpreters_in_use().load(std::memory_order_relaxed) != 0)
+        if (refcount_.load(atomic_order::acquire) != 1 || !owner_ || interpreter_ != 0 ||
+            detail::sub_interpreters_in_use().load(atomic_order::relaxed) != 0)
             return dec_ref();
         PyObject *owner = owner_;
         this->~tensor_handle();
@@ -133,7 +131,7 @@ public:
     }
 
     /// Is this the only reference to the handle?
-    bool unique() const noexcept { return refcount_.load(std::memory_order_acquire) == 1; }
+    bool unique() const noexcept { return refcount_.load(atomic_order::acquire) == 1; }
     const dlpack::Tensor &tensor() const noexcept { return tensor_; }
     PyObject *owner() const noexcept { return owner_; }
 
@@ -162,7 +160,7 @@ private:
         : owner_(owner), stream_(stream), read_only_(read_only), borrowed_(true) {
         dlpack::copy_view(tensor_, t);
     }
-    std::atomic<size_t> refcount_{1};
+    atomic_value<size_t> refcount_{1};
     dlpack::Tensor tensor_;  ///< set by every constructor (copy_view: no clear, no `rep movs` under -Os)
     PyObject *owner_ = nullptr;
     PyObject *source_ = nullptr;

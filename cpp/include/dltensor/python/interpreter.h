@@ -8,10 +8,10 @@
 #endif
 #include <Python.h>
 
-#include <atomic>
 #include <cstdint>
 
 #include "../tensor/config.h"
+#include "atomic_value.h"
 
 namespace dlt {
 
@@ -27,13 +27,13 @@ DLTENSOR_HOT_INLINE PyThreadState *current_thread_state() noexcept {
 namespace detail {
 /// How many sub-interpreters hold dltensor state now (per extension module, or per shared core: process_state.h).
 /// While none does, all state is the main interpreter's and hot paths ask nothing more.
-DLTENSOR_PROCESS_WIDE std::atomic<int> &sub_interpreters_in_use() noexcept;
+DLTENSOR_PROCESS_WIDE atomic_value<int> &sub_interpreters_in_use() noexcept;
 
 /// The main interpreter (found once).
 DLTENSOR_HOT_INLINE PyInterpreterState *main_interpreter() noexcept {
-    static std::atomic<PyInterpreterState *> main{nullptr};
-    PyInterpreterState *m = main.load(std::memory_order_relaxed);
-    if (!m) main.store(m = PyInterpreterState_Main(), std::memory_order_relaxed);
+    static atomic_value<PyInterpreterState *> main{nullptr};
+    PyInterpreterState *m = main.load(atomic_order::relaxed);
+    if (!m) main.store(m = PyInterpreterState_Main(), atomic_order::relaxed);
     return m;
 }
 

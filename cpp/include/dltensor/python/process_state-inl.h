@@ -2,6 +2,7 @@
 #pragma once
 
 #include "process_state.h"
+#include "atomic_value.h"
 #include "py_ref-inl.h"
 
 namespace dlt {
@@ -29,8 +30,8 @@ DLTENSOR_CORE interpreter_states *sub_interpreter_states(PyInterpreterState *int
             s = nullptr;
         } else {
             s->id = id;
-            sub_interpreters_in_use().fetch_add(1, std::memory_order_acq_rel);  // undone by the capsule's end
-            PyObject *kept = PyDict_SetDefault(dict, key, fresh);               // borrowed: the first one set
+            sub_interpreters_in_use().fetch_add(1, atomic_order::acq_rel);  // undone by the capsule's end
+            PyObject *kept = PyDict_SetDefault(dict, key, fresh);           // borrowed: the first one set
             s = kept ? static_cast<interpreter_states *>(PyCapsule_GetPointer(kept, interpreter_states_name)) : nullptr;
             Py_DECREF(fresh);  // the dict's now, or freed (and uncounted) when another thread's came first
         }

@@ -8,7 +8,6 @@
 #endif
 #include <Python.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <cstdint>
 #include <cstring>
@@ -17,6 +16,7 @@
 #include <type_traits>
 
 #include "../tensor/dlpack.h"
+#include "atomic_value.h"
 #include "interpreter.h"
 #include "../tensor/config.h"
 #include "py_ref.h"
@@ -26,7 +26,7 @@ namespace dlt {
 /// The fast paths: the DLPack C exchange API (PyTorch), NumPy's C structures and C API, and jaxlib's
 /// entry points, for imports and exports alike. On by default; off, every tensor takes the public
 /// `__dlpack__` / `from_dlpack` routes (the tests run each case both ways and compare).
-DLTENSOR_PROCESS_WIDE std::atomic<bool> &fast_paths_enabled() noexcept;
+DLTENSOR_PROCESS_WIDE atomic_value<bool> &fast_paths_enabled() noexcept;
 
 /// The states of one sub-interpreter, one slot per kind of state (`T` of process_state<T>), owned by a
 /// capsule in that interpreter's dict (`PyInterpreterState_GetDict`), so that they die with it: each is
@@ -34,9 +34,9 @@ DLTENSOR_PROCESS_WIDE std::atomic<bool> &fast_paths_enabled() noexcept;
 struct interpreter_states {
     static constexpr unsigned capacity = 32;
     struct slot {
-        std::atomic<void *> value{nullptr};  ///< published once (compare-exchange: free-threaded builds)
+        atomic_value<void *> value{nullptr};  ///< published once (compare-exchange: free-threaded builds)
         using destroyer = void (*)(void *) noexcept;
-        std::atomic<destroyer> destroy{nullptr};  ///< set before `value` is published
+        atomic_value<destroyer> destroy{nullptr};  ///< set before `value` is published
     };
     int64_t id = 0;
     slot slots[capacity];
@@ -85,9 +85,9 @@ inline void free_interpreter_states(PyObject *capsule) noexcept {
     cached_states &c = states_cache();
     if (c.states == s) c = cached_states{};
     for (unsigned i = interpreter_states::capacity; i-- > 0;)
-        if (void *v = s->slots[i].value.load(std::memory_order_acquire)) s->slots[i].destroy.load()(v);
+        if (void *v = s->slots[i].value.load(atomic_order::acquire)) s->slots[i].destroy.load()(v);
     delete s;
-    sub_interpreters_in_use().fetch_sub(1, std::memory_order_acq_rel);
+    sub_interpreters_in_use().fetch_sub(1, atomic_order::acq_rel);
 }
 
 /// The calling sub-interpreter's states, made at its first call (the interpreter then counts in
@@ -122,10 +122,10 @@ DLTENSOR_NOINLINE inline bool enter_interpreter_or_raise_out_of_line() noexcept 
 
 namespace detail {
 template <typename T> struct process_slot {
-    static std::atomic<const T *> value;
+    static atomic_value<const T *> value;
 };
 // Defined outside the class: nvcc's front end rejects an inline static atomic member of a class template.
-template <typename T> std::atomic<const T *> process_slot<T>::value{nullptr};
+template <typename T> atomic_value<const T *> process_slot<T>::value{nullptr};
 
 /// Calls `t.release()` where `T` has one: drops the Python references a state holds.
 template <typename T> auto release_state(T &t, int) noexcept -> decltype(t.release(), void()) { t.release(); }
@@ -139,7 +139,7 @@ DLTENSOR_COLD const T &make_interpreter_state(PyInterpreterState *interp, Make &
     const unsigned i = state_index<T>::value;
     if (!s || i >= interpreter_states::capacity) return none;
     interpreter_states::slot &slot = s->slots[i];
-    if (void *v = slot.value.load(std::memory_order_acquire)) return *static_cast<const T *>(v);
+    if (void *v = slot.value.load(atomic_order::acquire)) return *static_cast<const T *>(v);
     T *fresh = new (std::nothrow) T(make());
     if (!fresh) return none;
     slot.destroy.store([](void *p) noexcept {  // one function per T: a racing thread stores the same
@@ -148,7 +148,7 @@ DLTENSOR_COLD const T &make_interpreter_state(PyInterpreterState *interp, Make &
         delete t;
     });
     void *expected = nullptr;
-    if (slot.value.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel, std::memory_order_acquire))
+    if (slot.value.compare_exchange_strong(expected, fresh, atomic_order::acq_rel, atomic_order::acquire))
         return *fresh;
     release_state(*fresh, 0);  // made meanwhile by another thread, or by a re-entrant make()
     delete fresh;
@@ -160,15 +160,14 @@ DLTENSOR_COLD const T &make_interpreter_state(PyInterpreterState *interp, Make &
 template <typename T, typename Make>
 DLTENSOR_COLD const T &make_process_state(Make &make) noexcept {
     if (PyInterpreterState *sub = running_sub_interpreter()) return make_interpreter_state<T>(sub, make);
-    if (const T *v = process_slot<T>::value.load(std::memory_order_acquire)) return *v;
+    if (const T *v = process_slot<T>::value.load(atomic_order::acquire)) return *v;
     T *fresh = new (std::nothrow) T(make());
     if (!fresh) {
         static const T none{};
         return none;
     }
     const T *expected = nullptr;
-    if (process_slot<T>::value.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
-                                                       std::memory_order_acquire))
+    if (process_slot<T>::value.compare_exchange_strong(expected, fresh, atomic_order::acq_rel, atomic_order::acquire))
         return *fresh;
     release_state(*fresh, 0);
     delete fresh;
@@ -180,8 +179,8 @@ DLTENSOR_COLD const T &make_process_state(Make &make) noexcept {
 /// racing threads may each make one, the first published is kept. Out of memory: a default `T`, retried next call.
 /// `T::release()`, if any, drops its references. In a sub-interpreter, only after enter_interpreter(); freed with it.
 template <typename T, typename Make> DLTENSOR_HOT_INLINE const T &process_state(Make &&make) noexcept {
-    if (detail::sub_interpreters_in_use().load(std::memory_order_relaxed) == 0)
-        if (const T *v = detail::process_slot<T>::value.load(std::memory_order_acquire)) return *v;
+    if (detail::sub_interpreters_in_use().load(atomic_order::relaxed) == 0)
+        if (const T *v = detail::process_slot<T>::value.load(atomic_order::acquire)) return *v;
     return detail::make_process_state<T>(make);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "interpreter.h"
+#include "atomic_value.h"
 #include "process_state.h"
 #include "producer_error.h"
 #include "../tensor/refusal.h"
@@ -11,27 +12,27 @@ namespace dlt {
 
 namespace detail {
 
-DLTENSOR_PROCESS_WIDE std::atomic<int> &sub_interpreters_in_use() noexcept {
-    static std::atomic<int> n{0};  // constant-initialized: no guard, one load per call
+DLTENSOR_PROCESS_WIDE atomic_value<int> &sub_interpreters_in_use() noexcept {
+    static atomic_value<int> n{0};  // constant-initialized: no guard, one load per call
     return n;
 }
 
 }  // namespace detail
 
-DLTENSOR_PROCESS_WIDE std::atomic<bool> &fast_paths_enabled() noexcept {
-    static std::atomic<bool> on{true};
+DLTENSOR_PROCESS_WIDE atomic_value<bool> &fast_paths_enabled() noexcept {
+    static atomic_value<bool> on{true};
     return on;
 }
 
 namespace detail {
 
 DLTENSOR_PROCESS_WIDE unsigned new_state_index(uint64_t key) noexcept {
-    static std::atomic<uint64_t> keys[interpreter_states::capacity] = {};
+    static atomic_value<uint64_t> keys[interpreter_states::capacity] = {};
     for (unsigned i = 0; i < interpreter_states::capacity; ++i) {
-        uint64_t k = keys[i].load(std::memory_order_acquire);
+        uint64_t k = keys[i].load(atomic_order::acquire);
         if (k == 0) {
             uint64_t expected = 0;
-            if (keys[i].compare_exchange_strong(expected, key, std::memory_order_acq_rel)) return i;
+            if (keys[i].compare_exchange_strong(expected, key, atomic_order::acq_rel)) return i;
             k = expected;  // taken meanwhile by another module's kind (or the same kind)
         }
         if (k == key) return i;
