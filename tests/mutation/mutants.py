@@ -979,7 +979,7 @@ MUTANTS = [
            "a shared tensor handle's reference count never drops: its owner, and the producer's tensor, are "
            "never released",
            t(OWNERSHIP, "test_kept_tensor_keeps_the_producer_alive",
-             "test_constructed_return_matrix_holds_its_values_and_releases_its_owner_once")),
+             "test_deleter_runs_once_when_cpp_releases_without_the_gil")),
     Mutant("atomic_exchange_stores_nothing", "python/atomic_value.h",
            "        return __atomic_exchange_n(&m_value, value, order);",
            "        return __atomic_load_n(&m_value, order);",
