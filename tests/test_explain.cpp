@@ -76,6 +76,11 @@ void init_explain(py::module_ &parent) {
         for (const auto &x : xs) n += x.size();
         return n;
     }, py::arg("xs"));
+    r.def("sum_named", [](const std::map<std::string, py::dltensor<const float, py::ndim<1>>> &xs) {
+        size_t n = 0;
+        for (const auto &kv : xs) n += kv.second.size();
+        return n;
+    }, py::arg("xs"));
     struct Scaler { float factor = 2; };
     py::class_<Scaler>(r, "Scaler")
         .def(py::init<>())

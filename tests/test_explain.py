@@ -95,6 +95,22 @@ def test_refusal_is_explained(m, e, case):
     assert expected in text, text
 
 
+@pytest.mark.parametrize("versioned", [False, True], ids=["legacy", "versioned"])
+def test_a_consumed_capsule_is_explained_as_consumed(m, e, versioned):
+    x = np.zeros(3, np.float32).__dlpack__(**({"max_version": (1, 0)} if versioned else {}))
+    assert e.total(x) == 3  # imported, so renamed "used_dltensor[_versioned]"
+    text = refused(e.total, x)
+    assert "PyCapsule: not a usable DLPack tensor: the capsule was consumed already: a capsule is imported once " \
+           "(pass the array itself, or a new __dlpack__())" in text, text
+
+
+def test_a_capsule_of_another_name_is_explained_by_its_name(m, e):
+    x = capsule(m, np.zeros(4, np.float32), shape=(4,), name="not_dltensor")
+    text = refused(e.total, x)
+    assert "PyCapsule: not a usable DLPack tensor: the capsule's name is not \"dltensor\" or " \
+           "\"dltensor_versioned\"" in text, text
+
+
 TORCH_CASES = {
     "requires_grad": ("scale", lambda t: t.zeros(3, requires_grad=True), "a tensor that requires grad for a "
                       "writable parameter while grad mode is on (write under torch.no_grad(), or declare the dtype "
@@ -354,9 +370,20 @@ def test_methods_and_static_methods_of_the_modules_classes_name_the_refusal(m):
     assert a.tolist() == [2.0, 2.0, 2.0]  # a call that binds runs as before
 
 
-def test_an_element_of_a_container_is_named_as_such(m):
-    text = type_error(m.reasons.sum_sizes, [np.zeros(3, np.float32), np.zeros((2, 2), np.float32)])
-    assert "\n  an element of an argument, a numpy.ndarray: ndim 2, expected 1 (shape (2, 2))" in text, text
+@pytest.mark.parametrize("container", [list, tuple])
+def test_an_element_of_a_sequence_is_named_by_its_index(m, container):
+    text = type_error(m.reasons.sum_sizes, container([np.zeros(3, np.float32), np.zeros((2, 2), np.float32)]))
+    assert "\n  element [1] of argument 1, a numpy.ndarray: ndim 2, expected 1 (shape (2, 2))" in text, text
+
+
+def test_an_element_of_a_keyword_sequence_is_named_by_its_index_and_keyword(m):
+    text = type_error(m.reasons.sum_sizes, xs=[np.zeros((2, 2), np.float32), np.zeros(3, np.float32)])
+    assert "\n  element [0] of argument `xs`, a numpy.ndarray: ndim 2, expected 1 (shape (2, 2))" in text, text
+
+
+def test_an_element_of_a_dict_is_named_by_its_key(m):
+    text = type_error(m.reasons.sum_named, {"a": np.zeros(3, np.float32), "b": np.zeros((2, 2), np.float32)})
+    assert "\n  element ['b'] of argument 1, a numpy.ndarray: ndim 2, expected 1 (shape (2, 2))" in text, text
 
 
 def test_errors_without_a_refusal_are_left_as_they_are(m):

@@ -60,6 +60,16 @@ private:
     dlpack::ManagedTensorVersioned *mt_ = nullptr;
 };
 
+/// Refuses a capsule named neither "dltensor" nor "dltensor_versioned", recording whether it was consumed.
+DLTENSOR_REFUSAL_PATH mismatch refuse_capsule_named(const char *name) noexcept {
+    const bool used = std::strcmp(name, dlpack::used_capsule_name) == 0 ||
+                      std::strcmp(name, dlpack::used_capsule_name_versioned) == 0;
+    malformed_reason_seen() = used ? "the capsule was consumed already: a capsule is imported once (pass the array "
+                                     "itself, or a new __dlpack__())"
+                                   : "the capsule's name is not \"dltensor\" or \"dltensor_versioned\"";
+    return mismatch::invalid;
+}
+
 /// import_capsule() without the free-threaded build's lock on the capsule.
 inline mismatch import_capsule_unlocked(PyObject *capsule, const requirements &r, bool immutable, bool adopt,
                                         imported &out) noexcept {
@@ -71,7 +81,7 @@ inline mismatch import_capsule_unlocked(PyObject *capsule, const requirements &r
     bool versioned;
     if (std::strcmp(name, dlpack::capsule_name_versioned) == 0) versioned = true;
     else if (std::strcmp(name, dlpack::capsule_name) == 0) versioned = false;
-    else return mismatch::invalid;  // foreign, or already consumed ("used_dltensor...")
+    else return refuse_capsule_named(name);
 
     void *ptr = PyCapsule_GetPointer(capsule, name);
     if (!ptr) {

@@ -35,18 +35,49 @@ inline vectorcallfunc *vectorcall_slot(PyObject *f) noexcept {
     return reinterpret_cast<vectorcallfunc *>(reinterpret_cast<char *>(f) + tp->tp_vectorcall_offset);
 }
 
-/// "argument 2", "argument `out`" (a keyword), or what else `object` was to the call.
+/// `repr(o)` or `str(o)`, or "?" where it fails.
+DLTENSOR_MESSAGE_PATH std::string text_of(PyObject *o, bool repr) {
+    PyObject *s = repr ? PyObject_Repr(o) : PyObject_Str(o);
+    const char *utf8 = s ? PyUnicode_AsUTF8(s) : nullptr;
+    std::string out = utf8 ? utf8 : "?";
+    if (!utf8) PyErr_Clear();
+    Py_XDECREF(s);
+    return out;
+}
+
+/// "[1]" or "['a']" where `object` is an element of the list, tuple or dict `arg`; else "".
+DLTENSOR_MESSAGE_PATH std::string element_index(uintptr_t object, PyObject *arg) {
+    // copies, not the containers' own storage: another thread may resize them meanwhile
+    const bool dict = PyDict_Check(arg);
+    PyObject *items = dict ? PyDict_Items(arg) : PyList_Check(arg) ? PyList_AsTuple(arg) : nullptr;
+    PyObject *tuple = items ? items : PyTuple_Check(arg) ? arg : nullptr;
+    if (!tuple) PyErr_Clear();
+    std::string index;
+    const Py_ssize_t n = !tuple ? 0 : dict ? PyList_GET_SIZE(tuple) : PyTuple_GET_SIZE(tuple);
+    for (Py_ssize_t i = 0; i < n && index.empty(); ++i) {
+        PyObject *item = dict ? PyList_GET_ITEM(tuple, i) : PyTuple_GET_ITEM(tuple, i);
+        if ((uintptr_t) (dict ? PyTuple_GET_ITEM(item, 1) : item) != object) continue;
+        index = "[" + (dict ? text_of(PyTuple_GET_ITEM(item, 0), true) : std::to_string(i)) + "]";
+    }
+    Py_XDECREF(items);
+    return index;
+}
+
+/// "argument 2", "argument `out`" (a keyword), "element [1] of argument 2" (of a list, tuple or dict
+/// argument), or what else `object` was to the call.
 DLTENSOR_MESSAGE_PATH std::string argument_label(uintptr_t object, PyObject *const *args, size_t nargs,
                                                  PyObject *kwnames) {
-    for (size_t i = 0; i < nargs; ++i)
-        if ((uintptr_t) args[i] == object) return "argument " + std::to_string(i + 1);
-    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t i = 0; i < nkw; ++i)
-        if ((uintptr_t) args[nargs + (size_t) i] == object) {
-            const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, i));
-            if (!name) PyErr_Clear();
-            return std::string("argument `") + (name ? name : "?") + "`";
-        }
+    const size_t nkw = kwnames ? (size_t) PyTuple_GET_SIZE(kwnames) : 0;
+    const auto name = [&](size_t i) {
+        return i < nargs ? std::to_string(i + 1)
+                         : "`" + text_of(PyTuple_GET_ITEM(kwnames, (Py_ssize_t) (i - nargs)), false) + "`";
+    };
+    for (size_t i = 0; i < nargs + nkw; ++i)
+        if ((uintptr_t) args[i] == object) return "argument " + name(i);
+    for (size_t i = 0; i < nargs + nkw; ++i) {
+        const std::string index = element_index(object, args[i]);
+        if (!index.empty()) return "element " + index + " of argument " + name(i);
+    }
     return "an element of an argument";
 }
 
