@@ -104,6 +104,16 @@ def test_a_consumed_capsule_is_explained_as_consumed(m, e, versioned):
            "(pass the array itself, or a new __dlpack__())" in text, text
 
 
+def test_a_reason_that_names_the_type_is_not_preceded_by_the_type_in_the_type_error(m):
+    x = np.zeros(3, np.float32).__dlpack__()
+    m.reasons.scale(x, 2.0)
+    text = type_error(m.reasons.scale, x, 2.0)
+    assert text.endswith(f"{REASONS}\n  argument 1: PyCapsule: not a usable DLPack tensor: the capsule was consumed "
+                         "already: a capsule is imported once (pass the array itself, or a new __dlpack__())"), text
+    text = type_error(m.reasons.scale, [1.0, 2.0], 2.0)
+    assert f"{REASONS}\n  argument 1: list is not a tensor (a writable parameter takes no lists" in text, text
+
+
 def test_a_capsule_of_another_name_is_explained_by_its_name(m, e):
     x = capsule(m, np.zeros(4, np.float32), shape=(4,), name="not_dltensor")
     text = refused(e.total, x)

@@ -113,8 +113,12 @@ DLTENSOR_CORE DLTENSOR_COLD void add_refusal_reasons(PyObject *const *args, size
         std::string reasons, line;
         for (const refusal *r : kept) {
             if (!r) continue;
+            // "argument 1, a numpy.ndarray: dtype ...", or "argument 1: list is not ..." where the reason names the type
+            const std::string why = explain(*r), type = r->type_name;
+            const bool named = why.compare(0, type.size(), type) == 0 && why.size() > type.size() &&
+                               (why[type.size()] == ':' || why[type.size()] == ' ');
             line =
-                "\n  " + argument_label(r->object, args, nargs, kwnames) + ", a " + r->type_name + ": " + explain(*r);
+                "\n  " + argument_label(r->object, args, nargs, kwnames) + (named ? ": " : ", a " + type + ": ") + why;
             if (reasons.find(line) == std::string::npos) reasons += line;
         }
         PyErr_Format(PyExc_TypeError, "%s\n\nWhy py::dltensor parameters refused the arguments:%s", message,
