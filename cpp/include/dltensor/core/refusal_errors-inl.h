@@ -35,13 +35,12 @@ inline vectorcallfunc *vectorcall_slot(PyObject *f) noexcept {
     return reinterpret_cast<vectorcallfunc *>(reinterpret_cast<char *>(f) + tp->tp_vectorcall_offset);
 }
 
-/// `repr(o)` or `str(o)`, or "?" where it fails.
-DLTENSOR_MESSAGE_PATH std::string text_of(PyObject *o, bool repr) {
-    PyObject *s = repr ? PyObject_Repr(o) : PyObject_Str(o);
-    const char *utf8 = s ? PyUnicode_AsUTF8(s) : nullptr;
+/// The UTF-8 of `text` (a new reference, released), or "?" where it is NULL or has none.
+DLTENSOR_MESSAGE_PATH std::string utf8_of(PyObject *text) {
+    const char *utf8 = text ? PyUnicode_AsUTF8(text) : nullptr;
     std::string out = utf8 ? utf8 : "?";
     if (!utf8) PyErr_Clear();
-    Py_XDECREF(s);
+    Py_XDECREF(text);
     return out;
 }
 
@@ -49,17 +48,20 @@ DLTENSOR_MESSAGE_PATH std::string text_of(PyObject *o, bool repr) {
 DLTENSOR_MESSAGE_PATH std::string element_index(uintptr_t object, PyObject *arg) {
     // copies, not the containers' own storage: another thread may resize them meanwhile
     const bool dict = PyDict_Check(arg);
-    PyObject *items = dict ? PyDict_Items(arg) : PyList_Check(arg) ? PyList_AsTuple(arg) : nullptr;
-    PyObject *tuple = items ? items : PyTuple_Check(arg) ? arg : nullptr;
-    if (!tuple) PyErr_Clear();
-    std::string index;
-    const Py_ssize_t n = !tuple ? 0 : dict ? PyList_GET_SIZE(tuple) : PyTuple_GET_SIZE(tuple);
-    for (Py_ssize_t i = 0; i < n && index.empty(); ++i) {
-        PyObject *item = dict ? PyList_GET_ITEM(tuple, i) : PyTuple_GET_ITEM(tuple, i);
-        if ((uintptr_t) (dict ? PyTuple_GET_ITEM(item, 1) : item) != object) continue;
-        index = "[" + (dict ? text_of(PyTuple_GET_ITEM(item, 0), true) : std::to_string(i)) + "]";
+    PyObject *items = dict                                      ? PyDict_Items(arg)
+                      : PyList_Check(arg) || PyTuple_Check(arg) ? PySequence_Tuple(arg)
+                                                                : nullptr;
+    if (!items) {
+        PyErr_Clear();
+        return std::string();
     }
-    Py_XDECREF(items);
+    std::string index;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items) && index.empty(); ++i) {
+        PyObject *item = PySequence_Fast_GET_ITEM(items, i);  // a (key, value) tuple of a dict
+        if ((uintptr_t) (dict ? PyTuple_GET_ITEM(item, 1) : item) != object) continue;
+        index = "[" + (dict ? utf8_of(PyObject_Repr(PyTuple_GET_ITEM(item, 0))) : std::to_string(i)) + "]";
+    }
+    Py_DECREF(items);
     return index;
 }
 
@@ -70,7 +72,7 @@ DLTENSOR_MESSAGE_PATH std::string argument_label(uintptr_t object, PyObject *con
     const size_t nkw = kwnames ? (size_t) PyTuple_GET_SIZE(kwnames) : 0;
     const auto name = [&](size_t i) {
         return i < nargs ? std::to_string(i + 1)
-                         : "`" + text_of(PyTuple_GET_ITEM(kwnames, (Py_ssize_t) (i - nargs)), false) + "`";
+                         : "`" + utf8_of(PyObject_Str(PyTuple_GET_ITEM(kwnames, (Py_ssize_t) (i - nargs)))) + "`";
     };
     for (size_t i = 0; i < nargs + nkw; ++i)
         if ((uintptr_t) args[i] == object) return "argument " + name(i);
